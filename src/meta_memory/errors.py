@@ -1,0 +1,157 @@
+"""The one rooted exception tree of meta_memory.
+
+Every error that can reach a caller derives from :class:`MetaError`. Errors that cross
+the JSON-RPC wire carry their code and optional ``data``; exactly one function
+(:func:`meta_memory.gateway.dispatch.to_wire_error`) turns them into wire errors.
+
+::
+
+    MetaError                          code    meaning
+    ├── ProtocolError                          JSON-RPC envelope problems
+    │   ├── ParseError                 -32700  not JSON
+    │   ├── InvalidRequest             -32600  JSON, but not a request
+    │   └── MethodNotFound             -32601  no such method (or surface)
+    ├── InvalidParams                  -32602  a parameter broke a rule; message names it
+    │   └── ConfigError                -32602  configuration refused at load (CLI exit 2)
+    ├── InternalError                  -32603  a bug or an unexpected I/O fault
+    │   └── StoreCorrupt               -32603  a realm file that cannot be read
+    ├── UnknownRecord                  -32001  panel record lookup miss
+    ├── CapabilityUnavailable          -32004  feature not configured / not supported
+    ├── ReadOnly                       -32010  read-only console
+    ├── MemoryBackendUnavailable       -32012  ledger persist / health check failed
+    ├── StorageRefused                 -32014  fail-closed storage refusal at boot
+    ├── AccessDenied                   -32030  access control said no
+    └── QuarantineReviewRefused        -32043  a quarantine decision was refused
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AccessDenied",
+    "CapabilityUnavailable",
+    "ConfigError",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "MemoryBackendUnavailable",
+    "MetaError",
+    "MethodNotFound",
+    "ParseError",
+    "ProtocolError",
+    "QuarantineReviewRefused",
+    "ReadOnly",
+    "StorageRefused",
+    "StoreCorrupt",
+    "UnknownRecord",
+]
+
+
+class MetaError(Exception):
+    """Root of every meta_memory error. ``code`` is the JSON-RPC error code."""
+
+    code: int = -32603
+
+    def __init__(self, message: str, *, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r})"
+
+
+class ProtocolError(MetaError):
+    """The JSON-RPC envelope itself was wrong."""
+
+
+class ParseError(ProtocolError):
+    code = -32700
+
+    def __init__(self, message: str = "Parse error") -> None:
+        super().__init__(message)
+
+
+class InvalidRequest(ProtocolError):
+    code = -32600
+
+    def __init__(self, message: str = "Invalid Request") -> None:
+        super().__init__(message)
+
+
+class MethodNotFound(ProtocolError):
+    code = -32601
+
+    def __init__(self, message: str = "Method not found") -> None:
+        super().__init__(message)
+
+
+class InvalidParams(MetaError):
+    """A parameter broke a rule. The message names the parameter."""
+
+    code = -32602
+
+
+class ConfigError(InvalidParams):
+    """Configuration refused at load; the message names the key or value."""
+
+
+class InternalError(MetaError):
+    code = -32603
+
+
+class StoreCorrupt(InternalError):
+    """A realm store file exists but cannot be read as one."""
+
+
+class UnknownRecord(MetaError):
+    code = -32001
+
+
+class CapabilityUnavailable(MetaError):
+    code = -32004
+
+
+class ReadOnly(MetaError):
+    code = -32010
+
+    def __init__(self, message: str = "console is read-only") -> None:
+        super().__init__(message, data={"kind": "read_only"})
+
+
+class MemoryBackendUnavailable(MetaError):
+    """The assertion ledger could not persist (or its health check failed)."""
+
+    code = -32012
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(f"Memory backend unavailable: {detail}")
+        self.detail = detail
+
+
+class StorageRefused(MetaError):
+    """Fail-closed refusal to start on a state directory."""
+
+    code = -32014
+
+
+class AccessDenied(MetaError):
+    code = -32030
+
+    def __init__(self, action: str, resource: str | None = None) -> None:
+        super().__init__(
+            f"access denied: {action}",
+            data={"kind": "access_denied", "action": action, "resource": resource},
+        )
+
+
+class QuarantineReviewRefused(MetaError):
+    code = -32043
+
+    def __init__(self, reason: str, message: str, **extra: Any) -> None:
+        super().__init__(
+            message,
+            data={"kind": "memory_quarantine_review_refused", "reason": reason, **extra},
+        )
+        self.reason = reason

@@ -1,0 +1,1 @@
+"""Everything on disk under the state directory: paths, locking, adoption, diagnosis."""

@@ -1,0 +1,158 @@
+"""The one owner of every path under the state directory.
+
+No other module joins a file name onto the state dir. Names follow the upstream
+``MetaStorageLayout``: canonical first, legacy spelling second, both present is a
+"file-name twins" refusal, and a twin is never created.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import StorageRefused
+
+__all__ = [
+    "AGENT_MEMORY_DIR",
+    "AGENT_MEMORY_LEGACY_DIR",
+    "LEDGER_FILE",
+    "PREDECESSOR_LEDGER_FILE",
+    "StateLayout",
+    "decode_component",
+    "encode_component",
+]
+
+LEDGER_FILE = "memory-ledger-state.json"
+LEDGER_STAGE_FILE = "memory-ledger-state.tmp"
+PREDECESSOR_LEDGER_FILE = "elephant-memory-state.json"
+PREDECESSOR_STAGE_FILE = "elephant-memory-state.tmp"
+AGENT_MEMORY_DIR = "agent-memory"
+AGENT_MEMORY_LEGACY_DIR = "agent-memory-sqlite"
+LOCK_FILE = ".meta-runtime.lock"
+REALM_DB_SUFFIX = ".sqlite3"
+
+_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def encode_component(name: str) -> str:
+    """File-name encoding of a realm or identity: keep ``[A-Za-z0-9_-]``, else ``%XX``.
+
+    The empty string encodes as ``_``.
+    """
+    if name == "":
+        return "_"
+    return "".join(chr(b) if b in _SAFE else f"%{b:02X}" for b in name.encode("utf-8"))
+
+
+def decode_component(encoded: str) -> str | None:
+    """Inverse of :func:`encode_component`; ``None`` when ``encoded`` is not canonical."""
+    if encoded == "_":
+        return ""
+    out = bytearray()
+    i = 0
+    raw = encoded.encode("utf-8", "surrogateescape")
+    while i < len(raw):
+        b = raw[i]
+        if b == ord("%"):
+            hexpair = raw[i + 1 : i + 3]
+            if len(hexpair) != 2 or not all(c in b"0123456789ABCDEF" for c in hexpair):
+                return None
+            out.append(int(hexpair, 16))
+            i += 3
+        elif b in _SAFE:
+            out.append(b)
+            i += 1
+        else:
+            return None
+    try:
+        decoded = out.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    # Only the canonical spelling decodes: "%41" is not a second name for "A".
+    return decoded if encode_component(decoded) == encoded else None
+
+
+@dataclass(frozen=True)
+class StateLayout:
+    """Paths under one state directory. Pure: building one touches nothing on disk."""
+
+    root: Path
+
+    @classmethod
+    def at(cls, state_dir: str | os.PathLike[str]) -> StateLayout:
+        return cls(Path(state_dir).expanduser().absolute())
+
+    # -- the assertion ledger -------------------------------------------------
+    @property
+    def ledger_path(self) -> Path:
+        return self.root / LEDGER_FILE
+
+    @property
+    def ledger_stage_path(self) -> Path:
+        return self.root / LEDGER_STAGE_FILE
+
+    @property
+    def predecessor_ledger_path(self) -> Path:
+        return self.root / PREDECESSOR_LEDGER_FILE
+
+    @property
+    def predecessor_stage_path(self) -> Path:
+        return self.root / PREDECESSOR_STAGE_FILE
+
+    # -- runtime lock -----------------------------------------------------------
+    @property
+    def lock_path(self) -> Path:
+        return self.root / LOCK_FILE
+
+    # -- agent memory -------------------------------------------------------------
+    @property
+    def agent_memory_canonical(self) -> Path:
+        return self.root / AGENT_MEMORY_DIR
+
+    @property
+    def agent_memory_legacy(self) -> Path:
+        return self.root / AGENT_MEMORY_LEGACY_DIR
+
+    def agent_memory_twins(self) -> bool:
+        return self.agent_memory_canonical.exists() and self.agent_memory_legacy.exists()
+
+    def agent_memory_root(self) -> Path:
+        """The agent-memory root: canonical first, then legacy; never both.
+
+        Raises:
+            StorageRefused: both spellings exist ("file-name twins").
+        """
+        canonical, legacy = self.agent_memory_canonical, self.agent_memory_legacy
+        if canonical.exists() and legacy.exists():
+            raise StorageRefused(
+                f"storage refused: file-name twins {canonical} and {legacy} both exist; "
+                f"keep one (run `meta_gateway doctor --state-dir {self.root}` / meta/storage/doctor)"
+            )
+        if legacy.exists():
+            return legacy
+        return canonical
+
+    def realm_db_path(self, realm: str, root: Path | None = None) -> Path:
+        base = root if root is not None else self.agent_memory_root()
+        return base / f"{encode_component(realm)}{REALM_DB_SUFFIX}"
+
+    def realm_legacy_markdown_dir(self, realm: str, root: Path | None = None) -> Path:
+        base = root if root is not None else self.agent_memory_root()
+        return base / encode_component(realm)
+
+    @staticmethod
+    def realm_from_db_name(file_name: str) -> str | None:
+        if not file_name.endswith(REALM_DB_SUFFIX):
+            return None
+        return decode_component(file_name[: -len(REALM_DB_SUFFIX)])
+
+    # -- boot checks ----------------------------------------------------------
+    def refuse_predecessor(self) -> None:
+        """Refuse to start beside a predecessor ledger that has not been adopted."""
+        if self.predecessor_ledger_path.exists() or self.predecessor_stage_path.exists():
+            raise StorageRefused(
+                f"storage refused: a predecessor (pre-0.9) ledger was found in {self.root}; "
+                "stop every gateway on it and adopt it once with "
+                f"`meta_gateway storage-adopt-predecessor --state-dir {self.root} --apply`"
+            )
