@@ -12,7 +12,8 @@ the JSON-RPC wire carry their code and optional ``data``; exactly one function
     │   ├── InvalidRequest             -32600  JSON, but not a request
     │   └── MethodNotFound             -32601  no such method (or surface)
     ├── InvalidParams                  -32602  a parameter broke a rule; message names it
-    │   └── ConfigError                -32602  configuration refused at load (CLI exit 2)
+    │   ├── ConfigError                -32602  configuration refused at load (CLI exit 2)
+    │   └── WriteRefused               -32602  the store validator refused a memory write
     ├── InternalError                  -32603  a bug or an unexpected I/O fault
     │   └── StoreCorrupt               -32603  a realm file that cannot be read
     ├── UnknownRecord                  -32001  panel record lookup miss
@@ -45,6 +46,7 @@ __all__ = [
     "StorageRefused",
     "StoreCorrupt",
     "UnknownRecord",
+    "WriteRefused",
 ]
 
 
@@ -95,6 +97,14 @@ class InvalidParams(MetaError):
 
 class ConfigError(InvalidParams):
     """Configuration refused at load; the message names the key or value."""
+
+
+class WriteRefused(InvalidParams):
+    """The one store validator refused a write; ``rule`` names the rule (stable kebab-case)."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        super().__init__(message, data={"kind": "memory_write_refused", "rule": rule})
+        self.rule = rule
 
 
 class InternalError(MetaError):

@@ -1,0 +1,181 @@
+"""The ``meta_gateway`` command: serve, stdio, adoption, legacy import.
+
+This is the edge where files and the environment are read and where library errors become
+clean messages and exit codes (2 for a refused boot or bad config). Library code never exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .config import DEFAULT_CONFIG, MetaConfig, load_config_dict, load_config_file
+from .errors import ConfigError, MetaError, StorageRefused
+from .gateway.dispatch import Dispatcher, to_wire_error
+from .gateway.methods import build_methods
+from .gateway.stdio import serve_stdio, write_line
+from .runtime import MetaRuntime
+from .storage.adopt import adopt_predecessor
+from .storage.layout import StateLayout
+
+__all__ = ["main"]
+
+DEFAULT_STATE_DIR = ".meta/state"
+EXIT_REFUSED = 2
+
+state_dir_option = click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_STATE_DIR,
+    show_default=True,
+    help="State directory (created if absent).",
+)
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="TOML config, taken as written. Without it: ledger persisted, agent memory on.",
+)
+log_level_option = click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="info",
+    show_default=True,
+)
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, level.upper()),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def _load_config(path: Path | None) -> MetaConfig:
+    return load_config_dict(DEFAULT_CONFIG, source="built-in default") if path is None else load_config_file(path)
+
+
+def _boot(state_dir: Path, config_path: Path | None) -> MetaRuntime:
+    return MetaRuntime.open(state_dir, _load_config(config_path))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="meta-memory")
+def main() -> None:
+    """Meta memory gateway: agent memory, the assertion ledger and the memory firewall over JSON-RPC."""
+
+
+@main.command()
+@state_dir_option
+@config_option
+@log_level_option
+def stdio(state_dir: Path, config_path: Path | None, log_level: str) -> None:
+    """Serve JSON-RPC 2.0 as JSON lines on stdin/stdout."""
+    _setup_logging(log_level)
+    out = sys.stdout.buffer
+    try:
+        runtime = _boot(state_dir, config_path)
+    except (ConfigError, StorageRefused, MetaError) as exc:
+        write_line(out, {"jsonrpc": "2.0", "id": None, "error": to_wire_error(exc)})
+        click.echo(f"meta_gateway: {exc.message}", err=True)
+        sys.exit(EXIT_REFUSED)
+    # SIGTERM ends the loop like EOF does, so the runtime closes cleanly.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        serve_stdio(Dispatcher(build_methods(runtime)), sys.stdin.buffer, out)
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass
+    finally:
+        runtime.close()
+
+
+@main.command()
+@state_dir_option
+@config_option
+@log_level_option
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8765, show_default=True, type=int)
+def serve(state_dir: Path, config_path: Path | None, log_level: str, host: str, port: int) -> None:
+    """Serve JSON-RPC over HTTP: POST /rpc, POST /console/rpc, GET /v1/health."""
+    import uvicorn
+
+    from .gateway.http import build_app
+
+    _setup_logging(log_level)
+    try:
+        runtime = _boot(state_dir, config_path)
+    except MetaError as exc:
+        click.echo(f"meta_gateway: {exc.message}", err=True)
+        sys.exit(EXIT_REFUSED)
+    app = build_app(Dispatcher(build_methods(runtime)), on_shutdown=runtime.close)
+    click.echo(f"meta_gateway serving {runtime.state_dir} on http://{host}:{port}", err=True)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
+    finally:
+        runtime.close()
+
+
+@main.command("storage-adopt-predecessor")
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--apply", "apply_", is_flag=True, help="Rename for real (without it: a dry run).")
+def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
+    """Adopt a predecessor (pre-0.9) ledger once, by a byte-for-byte rename in place."""
+    try:
+        report = adopt_predecessor(StateLayout.at(state_dir), apply=apply_)
+    except MetaError as exc:
+        click.echo(f"meta_gateway: {exc.message}", err=True)
+        sys.exit(EXIT_REFUSED)
+    click.echo(report.message)
+
+
+@main.command("import-legacy")
+@state_dir_option
+@config_option
+@click.option("--realm", "realms", multiple=True, help="Realm(s) to import (default: every realm with markdown).")
+def import_legacy(state_dir: Path, config_path: Path | None, realms: tuple[str, ...]) -> None:
+    """Import legacy per-identity markdown memory now, with progress (otherwise it runs on first access)."""
+    from rich.progress import Progress
+
+    from .storage.layout import decode_component
+
+    try:
+        runtime = _boot(state_dir, config_path)
+    except MetaError as exc:
+        click.echo(f"meta_gateway: {exc.message}", err=True)
+        sys.exit(EXIT_REFUSED)
+    try:
+        memory = runtime.agent_memory
+        if memory is None:
+            raise ConfigError("agent memory is not enabled in this config")
+        found = memory.root.iterdir() if memory.root.is_dir() else iter(())
+        targets = list(realms) or sorted(
+            r for p in found if p.is_dir() and (r := decode_component(p.name)) is not None
+        )
+        totals: dict[str, Any] = {"files": 0, "imported": 0, "skipped": 0, "failed_files": 0}
+        with Progress(transient=False) as progress:
+            for realm in targets:
+                task = progress.add_task(f"realm {realm}", total=None)
+
+                def tick(name: str, done: int, total: int, task: Any = task) -> None:
+                    progress.update(task, completed=done, total=total, description=f"realm {realm} {name}")
+
+                memory.store(realm, progress=tick)  # the first access is the import
+                report = memory.import_reports.get(realm)
+                for key in totals:
+                    totals[key] += getattr(report, key) if report is not None else 0
+        click.echo(
+            f"imported {totals['imported']} records from {totals['files']} files "
+            f"({totals['skipped']} skipped, {totals['failed_files']} files failed)"
+        )
+    except MetaError as exc:
+        click.echo(f"meta_gateway: {exc.message}", err=True)
+        sys.exit(EXIT_REFUSED)
+    finally:
+        runtime.close()

@@ -1,0 +1,304 @@
+"""Typed runtime configuration and every configuration refusal.
+
+A config comes from a TOML file (``--config FILE``), from the Python builder, or from the
+built-in default. Each path ends in :func:`load_config_dict`, which validates with pydantic
+models that forbid unknown keys and turns every validation failure into one
+:class:`~meta_memory.errors.ConfigError` whose message names the offending key and value.
+Pydantic's own wording never reaches a caller.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import ConfigError, StorageRefused
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "AgentMemoryConfig",
+    "ContentTrustConfig",
+    "DistillerConfig",
+    "LedgerConfig",
+    "MetaConfig",
+    "StewardConfig",
+    "load_config_dict",
+    "load_config_file",
+]
+
+
+# -- field validators with our own messages ------------------------------------------------
+
+
+def _int_in(lo: int, hi: int) -> Callable[[Any], int]:
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"must be an integer between {lo} and {hi} (got {value!r})")
+        if not lo <= value <= hi:
+            raise ValueError(f"must be between {lo} and {hi} (got {value})")
+        return value
+
+    return check
+
+
+def _choice(*allowed: str, case_insensitive: bool = False) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if isinstance(value, str):
+            candidate = value.strip().lower() if case_insensitive else value
+            if candidate in allowed:
+                return candidate
+        shown = " | ".join(f"'{a}'" for a in allowed)
+        raise ValueError(f"must be one of {shown} (got {value!r})")
+
+    return check
+
+
+def _boolean(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"must be true or false (got {value!r})")
+    return value
+
+
+def _nonempty_str(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"must be a non-empty string (got {value!r})")
+    return value
+
+
+def _optional_str(value: Any) -> str | None:
+    if value is None:
+        return None
+    return _nonempty_str(value)
+
+
+def _realm(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"must be a string (got {value!r})")
+    return value.strip() or "default"
+
+
+def _str_list(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValueError(f"must be an array of non-empty strings (got {value!r})")
+    return tuple(v.strip() for v in value)
+
+
+Bool = Annotated[bool, BeforeValidator(_boolean)]
+Realm = Annotated[str, BeforeValidator(_realm)]
+NonEmpty = Annotated[str, BeforeValidator(_nonempty_str)]
+OptionalStr = Annotated[str | None, BeforeValidator(_optional_str)]
+StrList = Annotated[tuple[str, ...], BeforeValidator(_str_list)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- sections ----------------------------------------------------------------------------------
+
+
+class LedgerConfig(_Section):
+    """``[memory]``: the assertion ledger, persisted as one local JSON file."""
+
+    kind: Annotated[str, BeforeValidator(lambda v: _ledger_kind(v))] = "local_json"
+    health_check_endpoint: OptionalStr = None
+
+
+def _ledger_kind(value: Any) -> str:
+    if value == "local_json":
+        return value
+    if isinstance(value, str) and value.strip().lower() == "elephant":
+        raise ValueError(
+            "'elephant' (the predecessor backend) was removed in Meta 0.9 with no alias; "
+            "rewrite it as kind = \"local_json\", with the old endpoint as health_check_endpoint"
+        )
+    raise ValueError(f"must be 'local_json', the only ledger kind (got {value!r})")
+
+
+class ContentTrustConfig(_Section):
+    trusted_mcp_servers: StrList = ()
+    untrusted_tools: StrList = ()
+    trusted_tools: StrList = ()
+
+
+class DistillerConfig(_Section):
+    enabled: Bool = True
+    runs_per_hour: Annotated[int, BeforeValidator(_int_in(1, 240))] = 12
+    min_interactions: Annotated[int, BeforeValidator(_int_in(1, 100))] = 4
+    model: OptionalStr = None
+
+
+class StewardConfig(_Section):
+    enabled: Bool = True
+    cadence: NonEmpty = "*/6h"
+    model: OptionalStr = None
+    per_mob: Bool = False
+    runs_per_day: Annotated[int, BeforeValidator(_int_in(1, 96))] = 4
+    min_signals: Annotated[int, BeforeValidator(_int_in(1, 1000))] = 3
+
+
+class HygienistConfig(_Section):
+    enabled: Annotated[bool, BeforeValidator(lambda v: _parked_false(v))] = False
+
+
+def _parked_false(value: Any) -> bool:
+    if value is not False:
+        raise ValueError("is parked in this release: only false is accepted")
+    return False
+
+
+def _parked_section(value: Any) -> Any:
+    if value is True:
+        raise ValueError("is parked in this release: only false or { enabled = false } is accepted")
+    return HygienistConfig() if value is False else value
+
+
+def _toggle_section(model: type[BaseModel]) -> Callable[[Any], Any]:
+    """``true`` → defaults, ``false`` → disabled, a table → the table (on unless it says not)."""
+
+    def coerce(value: Any) -> Any:
+        if value is True:
+            return model()
+        if value is False:
+            return model(enabled=False)
+        return value
+
+    return coerce
+
+
+def _selector(value: Any) -> str:
+    if value != "off":
+        raise ValueError(f"is retired: only \"off\" is accepted (got {value!r})")
+    return value
+
+
+class AgentMemoryConfig(_Section):
+    """``[agent_memory]``: identity-scoped memory in per-realm SQLite files."""
+
+    enabled: Bool = True
+    realm: Realm = "default"
+    selection: Annotated[str, BeforeValidator(_choice("always", "contextual", case_insensitive=True))] = (
+        "contextual"
+    )
+    max_entries: Annotated[int, BeforeValidator(_int_in(1, 64))] = 8
+    recall_timeout_ms: Annotated[int, BeforeValidator(_int_in(1, 30_000))] = 500
+    recall_failure_policy: Annotated[str, BeforeValidator(_choice("skip", "fail"))] = "skip"
+    instruction_header: NonEmpty = "Agent memory"
+    per_turn_injection: Annotated[str, BeforeValidator(_choice("off", "budgeted"))] = "off"
+    defang_inbound: Bool = True
+    store: Annotated[str, BeforeValidator(_choice("sqlite", "markdown"))] = "sqlite"
+    llm_writes: Annotated[str, BeforeValidator(_choice("observed", "quarantined"))] = "observed"
+    recorder_tool: Bool = True
+    content_trust: ContentTrustConfig = Field(default_factory=ContentTrustConfig)
+    operator_scope: Annotated[str, BeforeValidator(_choice("off", "provisional"))] = "off"
+    selector: Annotated[str, BeforeValidator(_selector)] = "off"
+    hygienist: Annotated[HygienistConfig, BeforeValidator(_parked_section)] = Field(
+        default_factory=HygienistConfig
+    )
+    distiller: Annotated[DistillerConfig, BeforeValidator(_toggle_section(DistillerConfig))] = Field(
+        default_factory=lambda: DistillerConfig(enabled=False)
+    )
+    steward: Annotated[StewardConfig, BeforeValidator(_toggle_section(StewardConfig))] = Field(
+        default_factory=lambda: StewardConfig(enabled=False)
+    )
+    # Our extension: "process" survives a killed process (WAL, synchronous=NORMAL);
+    # "power" also survives power loss (synchronous=FULL, an fsync per commit).
+    durability: Annotated[str, BeforeValidator(_choice("process", "power"))] = "process"
+
+    @model_validator(mode="after")
+    def _sqlite_only_knobs(self) -> AgentMemoryConfig:
+        if self.store != "markdown":
+            return self
+        sqlite_only = [
+            key
+            for key, is_set in (
+                ("llm_writes", "llm_writes" in self.model_fields_set),
+                ("content_trust", "content_trust" in self.model_fields_set),
+                ("distiller", self.distiller.enabled),
+                ("steward", self.steward.enabled),
+                ("operator_scope", self.operator_scope != "off"),
+                ("per_turn_injection", self.per_turn_injection == "budgeted"),
+            )
+            if is_set
+        ]
+        if sqlite_only:
+            raise ValueError(f"{'/'.join(sqlite_only)} require store = 'sqlite'")
+        return self
+
+
+class MetaConfig(_Section):
+    """The whole configuration. ``memory=None`` keeps the ledger in memory only."""
+
+    memory: LedgerConfig | None = None
+    agent_memory: Annotated[AgentMemoryConfig, BeforeValidator(_toggle_section(AgentMemoryConfig))] = Field(
+        default_factory=lambda: AgentMemoryConfig(enabled=False)
+    )
+
+    def refuse_unservable(self) -> None:
+        """Refusals that are about storage rather than syntax (-32014 on the wire)."""
+        if self.agent_memory.enabled and self.agent_memory.store == "markdown":
+            raise StorageRefused(
+                "agent_memory.store = 'markdown' is refused: markdown is import-only in this release; "
+                "use store = 'sqlite' (existing markdown files are imported on first access)"
+            )
+
+
+DEFAULT_CONFIG: dict[str, Any] = {"memory": {"kind": "local_json"}, "agent_memory": {"enabled": True}}
+
+
+# -- loading ------------------------------------------------------------------------------
+
+
+def load_config_file(path: str | Path) -> MetaConfig:
+    """Read and validate a TOML config file, taken exactly as written."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {p}: {exc.strerror or exc}") from exc
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {p} is not valid TOML: {exc}") from exc
+    return load_config_dict(data, source=str(p))
+
+
+def load_config_dict(data: Mapping[str, Any], *, source: str = "config") -> MetaConfig:
+    """Validate a config mapping; every failure is one :class:`ConfigError` naming keys."""
+    try:
+        config = MetaConfig.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: {_describe(exc)}") from None
+    config.refuse_unservable()
+    return config
+
+
+def _describe(exc: ValidationError) -> str:
+    unknown: dict[str, list[str]] = {}
+    problems: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = [str(part) for part in err["loc"] if not str(part).startswith("function-")]
+        if err["type"] == "extra_forbidden":
+            section = ".".join(loc[:-1]) or "top level"
+            unknown.setdefault(section, []).append(loc[-1])
+            continue
+        key = ".".join(loc) or "config"
+        if err["type"] == "value_error":
+            reason = str(err["ctx"]["error"]) if "ctx" in err else err["msg"]
+        elif err["type"] in ("model_type", "model_attributes_type", "dict_type"):
+            reason = f"must be a table (got {err['input']!r})"
+        else:
+            reason = err["msg"].lower()
+        # Field messages read on from the key ("x must be ..."); section-level rules stand alone.
+        joiner = " " if reason.startswith(("must ", "is ", "'")) else ": "
+        problems.append(f"{key}{joiner}{reason}")
+    parts = [
+        f"unsupported {section if section != 'top level' else 'top-level'} "
+        f"{'fields' if section != 'top level' else 'sections'}: {', '.join(sorted(keys))}"
+        for section, keys in unknown.items()
+    ]
+    return "; ".join(parts + problems)

@@ -1,0 +1,124 @@
+"""The JSON-RPC 2.0 dispatcher and the single exception-to-wire boundary.
+
+Both transports (stdio JSON lines and HTTP) hand raw request bytes to
+:meth:`Dispatcher.handle_bytes` and write back what it returns. Envelope checks, method
+lookup per surface, the call, and error mapping happen here and nowhere else:
+:func:`to_wire_error` is the only place an exception becomes a wire error, and no
+traceback or third-party text ever leaves through it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InternalError, InvalidRequest, MetaError, MethodNotFound, ParseError
+
+__all__ = ["CallContext", "Dispatcher", "Method", "Surface", "to_wire_error"]
+
+log = logging.getLogger("meta_memory.gateway")
+
+Surface = str  # "sdk" (stdio and POST /rpc: the trusted SDK channel) or "console"
+SDK: Surface = "sdk"
+CONSOLE: Surface = "console"
+
+Handler = Callable[[Any, "CallContext"], Any]
+
+
+@dataclass(frozen=True)
+class Method:
+    """One entry of the method table."""
+
+    name: str
+    handler: Handler
+    surfaces: frozenset[Surface] = frozenset({SDK, CONSOLE})
+    mutating: bool = False
+    # Advertised in meta/capabilities only while this says so (None: always).
+    available: Callable[[], bool] | None = None
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who is calling and through which surface. The principal arrives with access control."""
+
+    surface: Surface
+    principal: Any = None
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+
+def to_wire_error(exc: BaseException) -> dict[str, Any]:
+    """Map any exception to a JSON-RPC error object. The one boundary; never leaks internals."""
+    if isinstance(exc, MetaError):
+        error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+        if exc.data is not None:
+            error["data"] = exc.data
+        return error
+    log.error("internal error while handling a request", exc_info=exc)
+    return {"code": InternalError.code, "message": "Internal error"}
+
+
+def _response(request_id: Any, *, result: Any = None, error: dict[str, Any] | None = None) -> dict[str, Any]:
+    if error is not None:
+        return {"jsonrpc": "2.0", "id": request_id, "error": error}
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
+
+
+class Dispatcher:
+    """Parse, validate, route and answer JSON-RPC 2.0 requests for one runtime."""
+
+    def __init__(self, methods: Mapping[str, Method], *, max_request_bytes: int = 4 * 1024 * 1024) -> None:
+        self._methods = dict(methods)
+        self.max_request_bytes = max_request_bytes
+
+    def method_names(self, surface: Surface) -> list[str]:
+        return sorted(name for name, m in self._methods.items() if surface in m.surfaces)
+
+    def handle_bytes(self, raw: bytes, ctx: CallContext) -> dict[str, Any] | None:
+        """Answer one request document; ``None`` for a notification."""
+        if len(raw) > self.max_request_bytes:
+            return self.oversized()
+        try:
+            payload = json.loads(raw)
+        except (ValueError, RecursionError):
+            return _response(None, error=to_wire_error(ParseError()))
+        return self.handle_payload(payload, ctx)
+
+    def oversized(self) -> dict[str, Any]:
+        error = to_wire_error(InvalidRequest())
+        error["data"] = {"detail": f"request exceeds {self.max_request_bytes} bytes"}
+        return _response(None, error=error)
+
+    def handle_payload(self, payload: Any, ctx: CallContext) -> dict[str, Any] | None:
+        if isinstance(payload, list):
+            error = to_wire_error(InvalidRequest())
+            error["data"] = {"detail": "batch requests are not supported; send one request per message"}
+            return _response(None, error=error)
+        if not isinstance(payload, dict):
+            return _response(None, error=to_wire_error(InvalidRequest()))
+        request_id = payload.get("id")
+        is_notification = "id" not in payload
+        if (
+            payload.get("jsonrpc") != "2.0"
+            or not isinstance(payload.get("method"), str)
+            or not _valid_id(request_id)
+        ):
+            return _response(request_id if _valid_id(request_id) else None, error=to_wire_error(InvalidRequest()))
+        try:
+            result = self.call(payload["method"], payload.get("params"), ctx)
+        except Exception as exc:  # the boundary: everything becomes a wire error
+            return None if is_notification else _response(request_id, error=to_wire_error(exc))
+        return None if is_notification else _response(request_id, result=result)
+
+    def call(self, name: str, params: Any, ctx: CallContext) -> Any:
+        """Call a method by name on ``ctx.surface``; raises library errors."""
+        method = self._methods.get(name)
+        if method is None or ctx.surface not in method.surfaces:
+            raise MethodNotFound()
+        return method.handler(params, ctx)

@@ -1,0 +1,255 @@
+"""Agent memory, the subsystem: realm stores, the remember/update/forget/recall API, injection assembly.
+
+:class:`AgentMemory` is what the runtime wires and what every surface calls. It opens a
+realm's store on first access (importing that realm's legacy markdown then), turns
+validated parameters into write batches for the one store validator, and asks the recall
+provider for records. Automatic (build/turn) injection is time-bounded and follows the
+configured failure policy; explicit recall always reports provider errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..clock import Clock
+from ..config import AgentMemoryConfig
+from ..errors import InvalidParams, MetaError
+from ..events import EventSink
+from ..storage.layout import StateLayout
+from .injection import InjectableRecord, SessionInjectionBudget, defang_inbound, new_nonce
+from .legacy_import import ImportReport, ProgressFn, import_legacy_realm
+from .params import parse_forget, parse_recall, parse_remember, parse_update
+from .recall.provider import LexicalRecallProvider, RecallProvider, RecallQuery
+from .records import APPLICATION, Author, Provenance, Record, RecordKind, Scope, Status, Trust, content_hash, new_memory_id
+from .sqlite.store import SqliteRealmStore
+from .store import InjectionRow
+from .validator import CreateOp, WriteBatch
+
+__all__ = ["AgentMemory", "InjectionResult"]
+
+log = logging.getLogger("meta_memory.agent_memory")
+
+
+@dataclass(frozen=True)
+class InjectionResult:
+    text: str | None
+    injected: tuple[str, ...]
+
+
+class AgentMemory:
+    """Identity-scoped long-term memory over per-realm stores."""
+
+    def __init__(
+        self,
+        layout: StateLayout,
+        root: Path,
+        config: AgentMemoryConfig,
+        *,
+        clock: Clock,
+        events: EventSink,
+        provider: RecallProvider | None = None,
+    ) -> None:
+        self.layout = layout
+        self.root = root
+        self.config = config
+        self.clock = clock
+        self.events = events
+        self.provider: RecallProvider = provider or LexicalRecallProvider()
+        self._stores: dict[str, SqliteRealmStore] = {}
+        self.import_reports: dict[str, ImportReport] = {}
+        self._open_lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="meta-recall")
+
+    # -- realms --------------------------------------------------------------------
+
+    def store(self, realm: str, *, progress: ProgressFn | None = None) -> SqliteRealmStore:
+        """The realm's store, opened (and its legacy markdown imported) on first access."""
+        store = self._stores.get(realm)
+        if store is not None:
+            return store
+        with self._open_lock:
+            store = self._stores.get(realm)
+            if store is None:
+                store = SqliteRealmStore(
+                    self.layout.realm_db_path(realm, self.root),
+                    realm,
+                    clock=self.clock,
+                    durability=self.config.durability,
+                )
+                legacy_dir = self.layout.realm_legacy_markdown_dir(realm, self.root)
+                if legacy_dir.is_dir():
+                    self.import_reports[realm] = import_legacy_realm(
+                        store, legacy_dir, clock=self.clock, progress=progress
+                    )
+                self._stores[realm] = store
+        return store
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._open_lock:
+            for store in self._stores.values():
+                store.close()
+            self._stores.clear()
+
+    # -- the API (JSON-RPC params or the same dict from Python) -------------------------
+
+    def remember(self, params: Any) -> Record:
+        p = parse_remember(params, default_realm=self.config.realm)
+        record = self._new_record(Scope.identity(p.realm, p.identity), p.title, p.body, p.tags, APPLICATION)
+        batch = WriteBatch(p.realm, APPLICATION, (CreateOp(record),))
+        return self.store(p.realm).commit(batch, dedup=True).records[0]
+
+    def update(self, params: Any) -> tuple[Record, str]:
+        p = parse_update(params, default_realm=self.config.realm)
+        store = self.store(p.realm)
+        scope = Scope.identity(p.realm, p.identity)
+        prior = store.get(p.memory_id)
+        if prior is None or prior.scope != scope or prior.status in (Status.TOMBSTONED, Status.QUARANTINED):
+            raise InvalidParams(f"record '{p.memory_id}' does not belong to the requested scope")
+        tags = p.tags if p.tags is not None else prior.tags
+        record = self._new_record(scope, p.title, p.body, tags, APPLICATION, supersedes=prior.id)
+        result = store.commit(WriteBatch(p.realm, APPLICATION, (CreateOp(record),)))
+        return result.records[0], prior.id
+
+    def forget(self, params: Any) -> tuple[str, bool]:
+        p = parse_forget(params, default_realm=self.config.realm)
+        deleted = self.store(p.realm).forget(Scope.identity(p.realm, p.identity), p.memory_id, APPLICATION)
+        return p.memory_id, deleted
+
+    def recall(self, params: Any) -> list[Record]:
+        """Explicit recall: provider errors reach the caller."""
+        p = parse_recall(
+            params,
+            default_realm=self.config.realm,
+            default_selection=self.config.selection,
+            default_max=self.config.max_entries,
+        )
+        query = RecallQuery(
+            scope=Scope.identity(p.realm, p.identity),
+            selection=p.selection,
+            query_text=p.query_text,
+            query_terms=p.query_terms,
+            max_entries=p.max_entries,
+        )
+        store = self.store(p.realm)
+        records = self.provider.recall(store, query)
+        store.mark_recalled((r.id for r in records), self.clock.now_ms())
+        return records
+
+    def _new_record(
+        self,
+        scope: Scope,
+        title: str,
+        body: str,
+        tags: tuple[str, ...],
+        author: Author,
+        *,
+        supersedes: str | None = None,
+        kind: RecordKind = RecordKind.FACT,
+        description: str = "",
+        status: Status = Status.ACTIVE,
+        quarantine_reason: str | None = None,
+    ) -> Record:
+        now = self.clock.now_ms()
+        return Record(
+            id=new_memory_id(title, body, now),
+            scope=scope,
+            kind=kind,
+            title=title,
+            description=description,
+            body=body,
+            tags=tags,
+            provenance=Provenance(author=author),
+            trust=Trust.AGENT_OBSERVED,
+            status=status,
+            quarantine_reason=quarantine_reason,
+            created_at_ms=now,
+            updated_at_ms=now,
+            content_hash=content_hash(title, body),
+            supersedes=supersedes,
+        )
+
+    # -- injection ---------------------------------------------------------------------
+
+    def assemble(
+        self,
+        *,
+        identity: str,
+        realm: str | None,
+        budget: SessionInjectionBudget,
+        nonce: str,
+        surface: str,
+        session_key: str | None,
+        query_text: str | None,
+        query_terms: tuple[str, ...] = (),
+    ) -> InjectionResult:
+        """Automatic injection for a build or a turn, bounded by ``recall_timeout_ms``.
+
+        With ``recall_failure_policy = "skip"`` a slow or failing provider yields no block
+        (and a logged warning); with ``"fail"`` the error propagates.
+        """
+        realm = realm or self.config.realm
+        query = RecallQuery(
+            scope=Scope.identity(realm, identity),
+            selection=self.config.selection,
+            query_text=query_text,
+            query_terms=query_terms,
+            max_entries=self.config.max_entries,
+        )
+        try:
+            store = self.store(realm)
+            future = self._pool.submit(self.provider.recall, store, query)
+            records = future.result(timeout=self.config.recall_timeout_ms / 1000)
+        except (FutureTimeout, MetaError, OSError) as exc:
+            if self.config.recall_failure_policy == "fail":
+                if isinstance(exc, FutureTimeout):
+                    raise MetaError(
+                        f"agent memory recall timed out after {self.config.recall_timeout_ms} ms"
+                    ) from None
+                raise
+            log.warning("agent memory recall skipped for %s (%s): %s", identity, surface, exc or "timeout")
+            return InjectionResult(None, ())
+        rendered = budget.assemble(
+            [_injectable(r) for r in records],
+            identity=identity,
+            realm=realm,
+            header=self.config.instruction_header,
+            nonce=nonce,
+            now_ms=self.clock.now_ms(),
+            labels=self.config.defang_inbound,
+        )
+        if rendered is None:
+            return InjectionResult(None, ())
+        now = self.clock.now_ms()
+        store.record_injections(
+            [InjectionRow(i, identity, session_key, surface, now) for i in rendered.injected]
+        )
+        return InjectionResult(rendered.text, tuple(rendered.injected))
+
+    def defang(self, text: str) -> str:
+        if not self.config.defang_inbound:
+            return text
+        return defang_inbound(text, self.config.instruction_header)
+
+    @staticmethod
+    def new_nonce() -> str:
+        return new_nonce()
+
+
+def _injectable(record: Record) -> InjectableRecord:
+    return InjectableRecord(
+        memory_id=record.id,
+        title=record.title,
+        body=record.body,
+        scope_kind=record.scope.kind.value,
+        scope_key=record.scope.key,
+        trust=record.trust.value,
+        updated_at_ms=record.updated_at_ms,
+        created_at_ms=record.created_at_ms,
+    )

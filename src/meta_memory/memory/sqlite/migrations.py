@@ -1,0 +1,229 @@
+"""Schema of a realm file, as ordered, named migrations recorded in ``schema_migrations``.
+
+A realm file upgrades in place: opening it applies, in one transaction each, every
+migration whose version is not yet recorded. Never edit a released migration; append.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "applied_versions", "migrate"]
+
+
+def _script(db: sqlite3.Connection, sql: str) -> None:
+    # Not executescript(): it commits first, which would break one transaction per migration.
+    for statement in sql.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _m001_records(db: sqlite3.Connection) -> None:
+    _script(
+        db,
+        """
+        CREATE TABLE scopes (
+            scope_id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL,
+            doc_count INTEGER NOT NULL DEFAULT 0,   -- active records (the recall index)
+            total_len INTEGER NOT NULL DEFAULT 0,   -- sum of their indexed lengths
+            UNIQUE (kind, key)
+        );
+        CREATE TABLE records (
+            doc INTEGER PRIMARY KEY,                -- monotonic: creation order in the realm
+            id TEXT NOT NULL UNIQUE,
+            scope_id INTEGER NOT NULL REFERENCES scopes (scope_id),
+            kind TEXT NOT NULL,
+            title TEXT NOT NULL,
+            description TEXT NOT NULL,
+            body TEXT NOT NULL,
+            tags TEXT NOT NULL,                     -- JSON array
+            provenance TEXT NOT NULL,               -- JSON object
+            trust TEXT NOT NULL,
+            status TEXT NOT NULL,
+            superseded_by TEXT,
+            quarantine_reason TEXT,
+            supersedes TEXT,
+            derived_from TEXT NOT NULL,             -- JSON array
+            ever_quarantined INTEGER NOT NULL,
+            working_set_rank INTEGER,
+            content_hash TEXT NOT NULL,
+            doc_len INTEGER NOT NULL,
+            created_at_ms INTEGER NOT NULL,
+            updated_at_ms INTEGER NOT NULL,
+            injected_count INTEGER NOT NULL DEFAULT 0,
+            last_injected_at_ms INTEGER,
+            explicit_recall_count INTEGER NOT NULL DEFAULT 0,
+            last_recalled_at_ms INTEGER,
+            judged_useful_count INTEGER NOT NULL DEFAULT 0,
+            last_useful_at_ms INTEGER
+        );
+        CREATE INDEX records_by_scope_status ON records (scope_id, status, updated_at_ms DESC, created_at_ms DESC);
+        CREATE INDEX records_by_scope_doc ON records (scope_id, status);  -- rowid (doc) order: neighbours
+        CREATE INDEX records_by_hash ON records (scope_id, content_hash, status);
+        CREATE INDEX records_by_update ON records (updated_at_ms DESC, id DESC);
+        CREATE INDEX records_by_supersedes ON records (supersedes) WHERE supersedes IS NOT NULL;
+
+        CREATE TABLE terms (term_id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
+        -- The recall index: active records only, one row per (scope, term, record).
+        CREATE TABLE postings (
+            scope_id INTEGER NOT NULL,
+            term_id INTEGER NOT NULL,
+            doc INTEGER NOT NULL,
+            tf_title INTEGER NOT NULL,
+            tf_body INTEGER NOT NULL,
+            tf_tags INTEGER NOT NULL,
+            length INTEGER NOT NULL,                -- the record's indexed length, for BM25
+            PRIMARY KEY (scope_id, term_id, doc)
+        ) WITHOUT ROWID;
+        CREATE TABLE term_df (
+            scope_id INTEGER NOT NULL,
+            term_id INTEGER NOT NULL,
+            df INTEGER NOT NULL,
+            PRIMARY KEY (scope_id, term_id)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE audit (
+            seq INTEGER PRIMARY KEY,
+            at_ms INTEGER NOT NULL,
+            op TEXT NOT NULL,
+            record_id TEXT,
+            author TEXT NOT NULL,                   -- JSON object
+            detail TEXT NOT NULL                    -- JSON object
+        );
+        CREATE INDEX audit_by_record ON audit (record_id);
+
+        CREATE TABLE injections (
+            seq INTEGER PRIMARY KEY,
+            record_id TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            session_key TEXT,
+            surface TEXT NOT NULL,                  -- build | turn
+            at_ms INTEGER NOT NULL
+        );
+        CREATE INDEX injections_by_record ON injections (record_id);
+        """
+    )
+
+
+def _m002_governance(db: sqlite3.Connection) -> None:
+    """Tables the firewall, steward and console fill; they start empty."""
+    _script(
+        db,
+        """
+        CREATE TABLE proposals (
+            proposal_id TEXT PRIMARY KEY,
+            scope_kind TEXT NOT NULL,
+            scope_key TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            title TEXT NOT NULL,
+            description TEXT NOT NULL,
+            body TEXT NOT NULL,
+            tags TEXT NOT NULL,
+            author TEXT NOT NULL,
+            status TEXT NOT NULL,                   -- pending | accepted | rejected | held
+            tainted INTEGER NOT NULL,
+            created_at_ms INTEGER NOT NULL,
+            updated_at_ms INTEGER NOT NULL
+        );
+        CREATE TABLE stage_batches (
+            stage_token TEXT PRIMARY KEY,
+            batch TEXT NOT NULL,
+            created_at_ms INTEGER NOT NULL
+        );
+        CREATE TABLE promotions (
+            pending_id TEXT PRIMARY KEY,
+            stage_token TEXT NOT NULL,
+            record_id TEXT NOT NULL,
+            scope_kind TEXT NOT NULL,
+            scope_key TEXT NOT NULL,
+            rationale TEXT,
+            status TEXT NOT NULL,                   -- pending | committed | denied | expired
+            proposal_id TEXT,
+            created_at_ms INTEGER NOT NULL,
+            resolved_at_ms INTEGER
+        );
+        CREATE INDEX promotions_by_record ON promotions (record_id, status);
+        CREATE TABLE dream_runs (
+            run_id TEXT PRIMARY KEY,
+            partition TEXT NOT NULL,
+            started_at_ms INTEGER NOT NULL,
+            completed_at_ms INTEGER,
+            ops_committed INTEGER NOT NULL DEFAULT 0,
+            detail TEXT NOT NULL
+        );
+        CREATE TABLE harvests (
+            identity TEXT NOT NULL,
+            session_key TEXT NOT NULL,
+            cause TEXT NOT NULL,
+            retired_at_ms INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            PRIMARY KEY (identity, session_key)
+        );
+        CREATE TABLE audit_verdicts (
+            seq INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            record_id TEXT NOT NULL,
+            verdict TEXT NOT NULL,
+            rationale TEXT,
+            status TEXT NOT NULL,
+            created_at_ms INTEGER NOT NULL
+        );
+        """
+    )
+
+
+def _m003_import_ledger(db: sqlite3.Connection) -> None:
+    """Which legacy markdown files this realm has imported, for crash-safe re-runs."""
+    db.execute(
+        "CREATE TABLE legacy_imports (file_name TEXT PRIMARY KEY, imported INTEGER NOT NULL, "
+        "skipped INTEGER NOT NULL, completed_at_ms INTEGER)"
+    )
+
+
+MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
+    (1, "records_audit_injections_recall_index", _m001_records),
+    (2, "governance_tables", _m002_governance),
+    (3, "legacy_import_ledger", _m003_import_ledger),
+)
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def applied_versions(db: sqlite3.Connection) -> list[int]:
+    exists = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    if not exists:
+        return []
+    return [row[0] for row in db.execute("SELECT version FROM schema_migrations ORDER BY version")]
+
+
+def migrate(db: sqlite3.Connection, now_ms: int) -> list[int]:
+    """Apply pending migrations, each in its own transaction. Returns the versions applied."""
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at_ms INTEGER NOT NULL)"
+    )
+    done = set(applied_versions(db))
+    newer = [v for v in done if v > SCHEMA_VERSION]
+    if newer:
+        raise RuntimeError(f"schema version {max(newer)} is newer than this release supports ({SCHEMA_VERSION})")
+    applied: list[int] = []
+    for version, name, step in MIGRATIONS:
+        if version in done:
+            continue
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            step(db)
+            db.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (?, ?, ?)",
+                (version, name, now_ms),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        applied.append(version)
+    return applied

@@ -1,0 +1,475 @@
+"""The bundled realm store: one SQLite file per realm, WAL, one transaction per logical write.
+
+Every write runs ``BEGIN IMMEDIATE`` → the one validator (reading inside the same
+transaction) → apply → one audit row per op → ``COMMIT``. The recall index (postings of
+active records, per scope) is maintained in the same transaction, so a record is
+recallable exactly when it is active. Durability "process" (the default) keeps WAL with
+``synchronous=NORMAL``: a commit is in the OS before the reply, so ``kill -9`` loses nothing;
+"power" adds an fsync per commit.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ...clock import Clock
+from ...errors import InternalError, StoreCorrupt, WriteRefused
+from ..recall.analyzer import analyze_record
+from ..records import (
+    Author,
+    Provenance,
+    Record,
+    RecordKind,
+    Scope,
+    ScopeKind,
+    Status,
+    Trust,
+    Usage,
+)
+from ..store import CommitResult, InjectionRow
+from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch
+from .migrations import migrate
+from .term_index import SqliteTermIndex
+
+__all__ = ["SqliteRealmStore"]
+
+_RECORD_COLUMNS = (
+    "doc, id, scope_id, kind, title, description, body, tags, provenance, trust, status, superseded_by, "
+    "quarantine_reason, supersedes, derived_from, ever_quarantined, working_set_rank, content_hash, "
+    "created_at_ms, updated_at_ms, injected_count, last_injected_at_ms, explicit_recall_count, "
+    "last_recalled_at_ms, judged_useful_count, last_useful_at_ms"
+)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class SqliteRealmStore:
+    """One realm's SQLite file. Thread-safe: one connection behind a lock."""
+
+    def __init__(self, path: Path, realm: str, *, clock: Clock, durability: str = "process") -> None:
+        self.path = path
+        self.realm = realm
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._scope_ids: dict[tuple[str, str], int] = {}
+        self._scope_by_id: dict[int, Scope] = {}
+        self._term_ids: dict[str, int] = {}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreCorrupt(f"cannot open realm file {path}: {exc}") from exc
+        try:
+            self._db.execute("PRAGMA busy_timeout = 5000")
+            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode != "wal":
+                raise sqlite3.DatabaseError(f"journal_mode is {mode}, not wal")
+            self._db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'power' else 'NORMAL'}")
+            migrate(self._db, clock.now_ms())
+            self._db.execute("SELECT count(*) FROM records WHERE doc < 0").fetchone()
+        except (sqlite3.DatabaseError, RuntimeError) as exc:
+            self._db.close()
+            raise StoreCorrupt(f"realm file {path} cannot be read as a realm store: {exc}") from exc
+
+    # -- transactions ----------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            new_terms_before = set(self._term_ids)
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                # Term ids handed out inside the rolled-back transaction do not exist.
+                for term in set(self._term_ids) - new_terms_before:
+                    del self._term_ids[term]
+                raise
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A consistent read: one deferred transaction under the store lock."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                yield self._db
+            finally:
+                self._db.execute("COMMIT")
+
+    # -- scopes and terms --------------------------------------------------------------
+
+    def _scope_id(self, scope: Scope, *, create: bool) -> int | None:
+        key = (scope.kind.value, scope.key)
+        cached = self._scope_ids.get(key)
+        if cached is not None:
+            return cached
+        row = self._db.execute("SELECT scope_id FROM scopes WHERE kind = ? AND key = ?", key).fetchone()
+        if row is None:
+            if not create:
+                return None
+            row = (self._db.execute("INSERT INTO scopes (kind, key) VALUES (?, ?)", key).lastrowid,)
+        self._scope_ids[key] = row[0]
+        self._scope_by_id[row[0]] = scope
+        return int(row[0])
+
+    def _scope_of(self, scope_id: int) -> Scope:
+        scope = self._scope_by_id.get(scope_id)
+        if scope is None:
+            kind, key = self._db.execute("SELECT kind, key FROM scopes WHERE scope_id = ?", (scope_id,)).fetchone()
+            scope = Scope(ScopeKind(kind), self.realm, key)
+            self._scope_by_id[scope_id] = scope
+            self._scope_ids[(kind, key)] = scope_id
+        return scope
+
+    def _term_id(self, term: str) -> int:
+        term_id = self._term_ids.get(term)
+        if term_id is None:
+            row = self._db.execute("SELECT term_id FROM terms WHERE term = ?", (term,)).fetchone()
+            term_id = row[0] if row else self._db.execute("INSERT INTO terms (term) VALUES (?)", (term,)).lastrowid
+            assert term_id is not None
+            self._term_ids[term] = term_id
+        return term_id
+
+    def lookup_term_ids(self, terms: Iterable[str]) -> dict[str, int]:
+        """Ids of the terms the realm knows (terms it never indexed are absent)."""
+        out: dict[str, int] = {}
+        missing: list[str] = []
+        for term in terms:
+            term_id = self._term_ids.get(term)
+            if term_id is None:
+                missing.append(term)
+            else:
+                out[term] = term_id
+        if missing:
+            marks = ",".join("?" * len(missing))
+            for term, term_id in self._db.execute(f"SELECT term, term_id FROM terms WHERE term IN ({marks})", missing):
+                self._term_ids[term] = term_id
+                out[term] = term_id
+        return out
+
+    # -- recall index maintenance ----------------------------------------------------------
+
+    def _index(self, db: sqlite3.Connection, doc: int, scope_id: int, record: Record) -> int:
+        analyzed = analyze_record(record.title, record.body, record.tags)
+        term_ids = [(self._term_id(term), tfs) for term, tfs in analyzed.fields.items()]
+        db.executemany(
+            "INSERT INTO postings (scope_id, term_id, doc, tf_title, tf_body, tf_tags, length) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(scope_id, term_id, doc, *tfs, analyzed.length) for term_id, tfs in term_ids],
+        )
+        db.executemany(
+            "INSERT INTO term_df (scope_id, term_id, df) VALUES (?, ?, 1) "
+            "ON CONFLICT (scope_id, term_id) DO UPDATE SET df = df + 1",
+            [(scope_id, term_id) for term_id, _ in term_ids],
+        )
+        db.execute(
+            "UPDATE scopes SET doc_count = doc_count + 1, total_len = total_len + ? WHERE scope_id = ?",
+            (analyzed.length, scope_id),
+        )
+        return analyzed.length
+
+    def _unindex(self, db: sqlite3.Connection, doc: int, scope_id: int, length: int) -> None:
+        # Postings are keyed (scope, term, doc): re-derive this doc's terms from its text.
+        title, body, tags = db.execute("SELECT title, body, tags FROM records WHERE doc = ?", (doc,)).fetchone()
+        ids = self.lookup_term_ids(analyze_record(title, body, json.loads(tags)).fields)
+        keys = [(scope_id, term_id, doc) for term_id in ids.values()]
+        db.executemany("DELETE FROM postings WHERE scope_id = ? AND term_id = ? AND doc = ?", keys)
+        db.executemany("UPDATE term_df SET df = df - 1 WHERE scope_id = ? AND term_id = ?", [k[:2] for k in keys])
+        db.execute(
+            "UPDATE scopes SET doc_count = doc_count - 1, total_len = total_len - ? WHERE scope_id = ?",
+            (length, scope_id),
+        )
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def commit(self, batch: WriteBatch, *, dedup: bool = False) -> CommitResult:
+        now = self._clock.now_ms()
+        with self._write() as db:
+            if dedup and len(batch.ops) == 1 and isinstance(batch.ops[0], CreateOp):
+                existing = self._active_duplicate(batch.ops[0].record)
+                if existing is not None:
+                    return CommitResult((existing,), deduplicated=True)
+            return self._apply(db, batch, now)
+
+    def _apply(self, db: sqlite3.Connection, batch: WriteBatch, now: int) -> CommitResult:
+        """Validate and apply inside the caller's open write transaction."""
+        validate_batch(batch, _TxnView(self), now_ms=now)
+        written: list[Record] = []
+        seq = None
+        for op in batch.ops:
+            if isinstance(op, CreateOp):
+                written.append(self._create(db, op.record, now))
+                op_name = "supersede" if op.record.supersedes else "create"
+                seq = self._audit(db, now, op_name, op.record.id, batch, op.record.quarantine_reason)
+            else:
+                written.append(self._tombstone(db, op.memory_id, now))
+                seq = self._audit(db, now, "tombstone", op.memory_id, batch, None)
+        return CommitResult(tuple(written), audit_seq=seq)
+
+    def _active_duplicate(self, record: Record) -> Record | None:
+        scope_id = self._scope_id(record.scope, create=False)
+        if scope_id is None:
+            return None
+        row = self._db.execute(
+            f"SELECT {_RECORD_COLUMNS} FROM records WHERE scope_id = ? AND content_hash = ? AND status = 'active' "
+            "LIMIT 1",
+            (scope_id, record.content_hash),
+        ).fetchone()
+        return self._row_to_record(row) if row else None
+
+    def _create(self, db: sqlite3.Connection, r: Record, now: int) -> Record:
+        scope_id = self._scope_id(r.scope, create=True)
+        assert scope_id is not None
+        cur = db.execute(
+            "INSERT INTO records (id, scope_id, kind, title, description, body, tags, provenance, trust, status, "
+            "superseded_by, quarantine_reason, supersedes, derived_from, ever_quarantined, working_set_rank, "
+            "content_hash, doc_len, created_at_ms, updated_at_ms) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+            (
+                r.id, scope_id, r.kind.value, r.title, r.description, r.body, _dumps(list(r.tags)),
+                _dumps(r.provenance.to_wire()), r.trust.value, r.status.value, r.quarantine_reason,
+                r.supersedes, _dumps(list(r.derived_from)), int(r.ever_quarantined or r.status is Status.QUARANTINED),
+                r.working_set_rank, r.content_hash, r.created_at_ms, r.updated_at_ms,
+            ),
+        )
+        doc = cur.lastrowid
+        assert doc is not None
+        if r.status is Status.ACTIVE:
+            length = self._index(db, doc, scope_id, r)
+            db.execute("UPDATE records SET doc_len = ? WHERE doc = ?", (length, doc))
+            if r.supersedes is not None:
+                self._leave_active(db, r.supersedes, Status.SUPERSEDED, now, superseded_by=r.id)
+        created = self._get(r.id)
+        assert created is not None
+        return created
+
+    def _leave_active(
+        self, db: sqlite3.Connection, memory_id: str, status: Status, now: int, *, superseded_by: str | None = None
+    ) -> None:
+        doc, scope_id, old_status, length = db.execute(
+            "SELECT doc, scope_id, status, doc_len FROM records WHERE id = ?", (memory_id,)
+        ).fetchone()
+        if old_status == Status.ACTIVE.value:
+            self._unindex(db, doc, scope_id, length)
+        db.execute(
+            "UPDATE records SET status = ?, superseded_by = ?, updated_at_ms = ? WHERE doc = ?",
+            (status.value, superseded_by, now, doc),
+        )
+
+    def _tombstone(self, db: sqlite3.Connection, memory_id: str, now: int) -> Record:
+        self._leave_active(db, memory_id, Status.TOMBSTONED, now)
+        record = self._get(memory_id)
+        assert record is not None
+        return record
+
+    def _audit(
+        self, db: sqlite3.Connection, now: int, op: str, record_id: str, batch: WriteBatch, quarantined: str | None
+    ) -> int:
+        detail = {
+            "op": op,
+            "author": batch.author.to_wire(),
+            "rationale": batch.rationale,
+            "quarantined": quarantined,
+        }
+        cur = db.execute(
+            "INSERT INTO audit (at_ms, op, record_id, author, detail) VALUES (?, ?, ?, ?, ?)",
+            (now, op, record_id, _dumps(batch.author.to_wire()), _dumps(detail)),
+        )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def import_records(
+        self,
+        file_name: str,
+        author: Author,
+        records: Sequence[Record],
+        malformed: Sequence[tuple[str | None, str]],
+    ) -> tuple[int, int]:
+        """Import one legacy file's records in one transaction; safe to run again.
+
+        Records whose id already exists are skipped silently (a re-run after a crash);
+        records the validator refuses, and the parser's ``malformed`` entries, are skipped
+        with an ``import_skipped`` audit row. Returns (imported, skipped).
+        """
+        now = self._clock.now_ms()
+        imported = skipped = 0
+        with self._write() as db:
+            for memory_id, reason in malformed:
+                self._audit_note(db, now, memory_id, author, {"file": file_name, "reason": reason})
+                skipped += 1
+            for record in records:
+                if self._get(record.id) is not None:
+                    continue
+                batch = WriteBatch(self.realm, author, (CreateOp(record),), f"import {file_name}")
+                try:
+                    validate_batch(batch, _TxnView(self), now_ms=now)
+                except WriteRefused as exc:
+                    detail = {"file": file_name, "reason": exc.rule, "detail": exc.message}
+                    self._audit_note(db, now, record.id, author, detail)
+                    skipped += 1
+                    continue
+                self._create(db, record, now)
+                self._audit(db, now, "import", record.id, batch, None)
+                imported += 1
+            db.execute(
+                "INSERT INTO legacy_imports (file_name, imported, skipped, completed_at_ms) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (file_name) DO UPDATE SET imported = imported + excluded.imported, "
+                "skipped = excluded.skipped, completed_at_ms = excluded.completed_at_ms",
+                (file_name, imported, skipped, now),
+            )
+        return imported, skipped
+
+    def _audit_note(
+        self, db: sqlite3.Connection, now: int, record_id: str | None, author: Author, detail: dict[str, Any]
+    ) -> None:
+        """An audit row for a record the import skipped (nothing else was written)."""
+        db.execute(
+            "INSERT INTO audit (at_ms, op, record_id, author, detail) VALUES (?, 'import_skipped', ?, ?, ?)",
+            (now, record_id, _dumps(author.to_wire()), _dumps({"op": "import_skipped", **detail})),
+        )
+
+    def forget(self, scope: Scope, memory_id: str, author: Author) -> bool:
+        with self._write() as db:
+            current = self._get(memory_id)
+            if current is None or current.scope != scope or current.status is Status.TOMBSTONED:
+                return False
+            self._apply(db, WriteBatch(self.realm, author, (TombstoneOp(memory_id, scope),)), self._clock.now_ms())
+            return True
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def _row_to_record(self, row: Sequence[Any]) -> Record:
+        (
+            _doc, memory_id, scope_id, kind, title, description, body, tags, provenance, trust, status,
+            superseded_by, quarantine_reason, supersedes, derived_from, ever_quarantined, rank, chash,
+            created, updated, inj, last_inj, rec, last_rec, useful, last_useful,
+        ) = row
+        return Record(
+            id=memory_id,
+            scope=self._scope_of(scope_id),
+            kind=RecordKind(kind),
+            title=title,
+            description=description,
+            body=body,
+            tags=tuple(json.loads(tags)),
+            provenance=Provenance.from_wire(json.loads(provenance)),
+            trust=Trust(trust),
+            status=Status(status),
+            created_at_ms=created,
+            updated_at_ms=updated,
+            content_hash=chash,
+            supersedes=supersedes,
+            derived_from=tuple(json.loads(derived_from)),
+            ever_quarantined=bool(ever_quarantined),
+            superseded_by=superseded_by,
+            quarantine_reason=quarantine_reason,
+            working_set_rank=rank,
+            usage=Usage(inj, last_inj, rec, last_rec, useful, last_useful),
+        )
+
+    def _get(self, memory_id: str) -> Record | None:
+        row = self._db.execute(f"SELECT {_RECORD_COLUMNS} FROM records WHERE id = ?", (memory_id,)).fetchone()
+        return self._row_to_record(row) if row else None
+
+    def get(self, memory_id: str) -> Record | None:
+        with self._lock:
+            return self._get(memory_id)
+
+    def newest_active(self, scope: Scope, limit: int) -> list[Record]:
+        with self._lock:
+            scope_id = self._scope_id(scope, create=False)
+            if scope_id is None:
+                return []
+            rows = self._db.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM records WHERE scope_id = ? AND status = 'active' "
+                "ORDER BY updated_at_ms DESC, created_at_ms DESC, id DESC LIMIT ?",
+                (scope_id, limit),
+            ).fetchall()
+            return [self._row_to_record(r) for r in rows]
+
+    def term_index(self, scope: Scope) -> SqliteTermIndex:
+        with self._lock:
+            scope_id = self._scope_id(scope, create=False)
+        return SqliteTermIndex(self, scope_id)
+
+    def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
+        if not docs:
+            return {}
+        with self._lock:
+            marks = ",".join("?" * len(docs))
+            rows = self._db.execute(f"SELECT {_RECORD_COLUMNS} FROM records WHERE doc IN ({marks})", list(docs))
+            return {row[0]: self._row_to_record(row) for row in rows}
+
+    def mark_recalled(self, memory_ids: Iterable[str], at_ms: int) -> None:
+        ids = [(at_ms, i) for i in memory_ids]
+        if not ids:
+            return
+        with self._write() as db:
+            db.executemany(
+                "UPDATE records SET explicit_recall_count = explicit_recall_count + 1, last_recalled_at_ms = ? "
+                "WHERE id = ?",
+                ids,
+            )
+
+    def record_injections(self, rows: Sequence[InjectionRow]) -> None:
+        if not rows:
+            return
+        with self._write() as db:
+            db.executemany(
+                "INSERT INTO injections (record_id, identity, session_key, surface, at_ms) VALUES (?, ?, ?, ?, ?)",
+                [(r.record_id, r.identity, r.session_key, r.surface, r.at_ms) for r in rows],
+            )
+            db.executemany(
+                "UPDATE records SET injected_count = injected_count + 1, last_injected_at_ms = ? WHERE id = ?",
+                [(r.at_ms, r.record_id) for r in rows],
+            )
+
+    def audit_rows(self, record_id: str | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            sql = "SELECT seq, at_ms, op, record_id, author, detail FROM audit"
+            args: tuple[Any, ...] = ()
+            if record_id is not None:
+                sql += " WHERE record_id = ?"
+                args = (record_id,)
+            return [
+                {"seq": s, "at_ms": at, "op": op, "record_id": rid, "author": json.loads(a), "detail": json.loads(d)}
+                for s, at, op, rid, a, d in self._db.execute(sql + " ORDER BY seq", args)
+            ]
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._db.close()
+            except sqlite3.Error as exc:  # pragma: no cover - close failures are I/O faults
+                raise InternalError(f"closing realm file {self.path} failed: {exc}") from exc
+
+
+class _TxnView:
+    """The validator's reads, inside the open write transaction."""
+
+    def __init__(self, store: SqliteRealmStore) -> None:
+        self._store = store
+
+    def get(self, memory_id: str) -> Record | None:
+        return self._store._get(memory_id)
+
+    def tombstoned_content_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
+        scope_id = self._store._scope_id(scope, create=False)
+        if scope_id is None:
+            return False
+        row = self._store._db.execute(
+            "SELECT 1 FROM records WHERE scope_id = ? AND content_hash = ? AND status = 'tombstoned' "
+            "AND updated_at_ms >= ? LIMIT 1",
+            (scope_id, content_hash, since_ms),
+        ).fetchone()
+        return row is not None

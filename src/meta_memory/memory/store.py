@@ -1,0 +1,78 @@
+"""The realm-store interface: everything recall, review, sessions and the panel need from storage.
+
+One :class:`RealmStore` holds one realm. The bundled implementation is SQLite
+(:mod:`meta_memory.memory.sqlite`); a PostgreSQL implementation can sit behind the same
+protocol without touching its callers. No SQL appears outside a store implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from .records import Author, Record, Scope
+from .recall.index import TermIndex
+from .validator import WriteBatch
+
+__all__ = ["CommitResult", "InjectionRow", "RealmStore", "RealmStoreFactory"]
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """What a committed batch left behind. ``deduplicated``: an identical active record
+    already existed and was returned instead of a new one (nothing was written)."""
+
+    records: tuple[Record, ...]
+    deduplicated: bool = False
+    audit_seq: int | None = None
+
+
+@dataclass(frozen=True)
+class InjectionRow:
+    record_id: str
+    identity: str
+    session_key: str | None
+    surface: str  # "build" | "turn"
+    at_ms: int
+
+
+class RealmStore(Protocol):
+    realm: str
+
+    def commit(self, batch: WriteBatch, *, dedup: bool = False) -> CommitResult:
+        """Validate and apply ``batch`` in one transaction with one audit row per op.
+
+        With ``dedup``, a single create whose content hash matches an active record of the
+        same scope returns that record and writes nothing.
+        """
+        ...
+
+    def forget(self, scope: Scope, memory_id: str, author: Author) -> bool:
+        """Tombstone ``memory_id`` if it is live in ``scope``; ``False`` if missing,
+        already tombstoned or in another scope (nothing written then)."""
+        ...
+
+    def get(self, memory_id: str) -> Record | None: ...
+
+    def newest_active(self, scope: Scope, limit: int) -> list[Record]:
+        """Active records of ``scope``, updated desc, created desc, id desc."""
+        ...
+
+    def term_index(self, scope: Scope) -> TermIndex:
+        """The recall index of ``scope``'s active records (a consistent read view)."""
+        ...
+
+    def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]: ...
+
+    def mark_recalled(self, memory_ids: Iterable[str], at_ms: int) -> None: ...
+
+    def record_injections(self, rows: Sequence[InjectionRow]) -> None:
+        """Append injection-ledger rows and count the usage, in one transaction."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class RealmStoreFactory(Protocol):
+    def open_realm(self, realm: str) -> RealmStore: ...

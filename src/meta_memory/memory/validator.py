@@ -1,0 +1,209 @@
+"""The one validator every memory write passes, inside the write's own transaction.
+
+A write is a :class:`WriteBatch` of operations by one author. :func:`validate_batch`
+checks it against a :class:`StoreView` (what is in the realm right now, read inside the
+same transaction) and raises :class:`~meta_memory.errors.WriteRefused` naming the rule.
+Nothing is redacted or repaired here: a write is taken whole or refused whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..errors import WriteRefused
+from .records import Author, Record, Scope, ScopeKind, Status, Trust
+from .secrets import find_secret_in_fields
+
+__all__ = [
+    "BODY_MAX_BYTES",
+    "DESCRIPTION_MAX_BYTES",
+    "MAX_BATCH_OPS",
+    "RECREATE_WINDOW_MS",
+    "TAGS_MAX",
+    "TAG_MAX_BYTES",
+    "TITLE_MAX_BYTES",
+    "CreateOp",
+    "Op",
+    "StoreView",
+    "TombstoneOp",
+    "WriteBatch",
+    "validate_batch",
+    "validate_fields",
+]
+
+TITLE_MAX_BYTES = 200
+DESCRIPTION_MAX_BYTES = 400
+BODY_MAX_BYTES = 65_536
+TAGS_MAX = 32
+TAG_MAX_BYTES = 64
+MAX_BATCH_OPS = 1024
+RECREATE_WINDOW_MS = 7 * 24 * 3600 * 1000
+_CHAIN_WALK_LIMIT = 4096
+
+
+@dataclass(frozen=True)
+class CreateOp:
+    """Create ``record``; when it ``supersedes`` an active record, that record is replaced
+    (unless the new one lands quarantined, in which case the prior version stays active)."""
+
+    record: Record
+
+
+@dataclass(frozen=True)
+class TombstoneOp:
+    memory_id: str
+    scope: Scope
+
+
+Op = CreateOp | TombstoneOp
+
+
+@dataclass(frozen=True)
+class WriteBatch:
+    realm: str
+    author: Author
+    ops: tuple[Op, ...]
+    rationale: str | None = None
+
+
+class StoreView(Protocol):
+    """The reads the validator needs, answered inside the write transaction."""
+
+    def get(self, memory_id: str) -> Record | None: ...
+
+    def tombstoned_content_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool: ...
+
+
+def _nbytes(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def validate_fields(title: str, description: str, body: str, tags: tuple[str, ...]) -> None:
+    """Field caps and the secret scan, shared by every write path."""
+    if not title.strip():
+        raise WriteRefused("field-invalid", "title must be a non-empty string")
+    if _nbytes(title) > TITLE_MAX_BYTES:
+        raise WriteRefused("field-too-large", f"title must be at most {TITLE_MAX_BYTES} bytes")
+    if _nbytes(description) > DESCRIPTION_MAX_BYTES:
+        raise WriteRefused("field-too-large", f"description must be at most {DESCRIPTION_MAX_BYTES} bytes")
+    if not body.strip():
+        raise WriteRefused("field-invalid", "body must be a non-empty string")
+    if _nbytes(body) > BODY_MAX_BYTES:
+        raise WriteRefused("field-too-large", f"body must be at most {BODY_MAX_BYTES} bytes")
+    if len(tags) > TAGS_MAX:
+        raise WriteRefused("field-too-large", f"tags must contain at most {TAGS_MAX} entries")
+    for tag in tags:
+        if not tag.strip():
+            raise WriteRefused("field-invalid", "tags must contain only non-empty strings")
+        if _nbytes(tag) > TAG_MAX_BYTES:
+            raise WriteRefused("field-too-large", f"tags must be at most {TAG_MAX_BYTES} bytes")
+    hit = find_secret_in_fields(title, description, body, tags)
+    if hit is not None:
+        field_name, secret_class = hit
+        raise WriteRefused(
+            "secret-detected",
+            f"{field_name} matches secret class '{secret_class}'; secrets are refused, never stored",
+        )
+
+
+def validate_batch(batch: WriteBatch, view: StoreView, *, now_ms: int) -> None:
+    """Refuse the whole batch if any operation breaks a rule.
+
+    Raises:
+        WriteRefused: the first broken rule, named.
+    """
+    if not batch.ops:
+        raise WriteRefused("empty-batch", "a memory write must contain at least one operation")
+    if len(batch.ops) > MAX_BATCH_OPS:
+        raise WriteRefused("batch-too-large", f"a memory write may contain at most {MAX_BATCH_OPS} operations")
+    created: dict[str, Record] = {}
+
+    def lookup(memory_id: str) -> Record | None:
+        return created.get(memory_id) or view.get(memory_id)
+
+    for op in batch.ops:
+        if isinstance(op, CreateOp):
+            _check_create(op.record, batch, view, lookup, now_ms)
+            created[op.record.id] = op.record
+        else:
+            _check_scope(op.scope, batch)
+            target = lookup(op.memory_id)
+            if target is None or target.scope != op.scope:
+                raise WriteRefused("unknown-record", f"record '{op.memory_id}' does not belong to the requested scope")
+
+
+def _check_scope(scope: Scope, batch: WriteBatch) -> None:
+    if scope.realm != batch.realm:
+        raise WriteRefused("realm-mismatch", f"scope realm '{scope.realm}' does not match store realm '{batch.realm}'")
+    author = batch.author
+    if author.kind == "agent" and (scope.kind is not ScopeKind.IDENTITY or scope.key != author.identity):
+        raise WriteRefused("outside-own-scope", "an agent may write only its own identity scope")
+
+
+def _check_create(
+    record: Record,
+    batch: WriteBatch,
+    view: StoreView,
+    lookup: Callable[[str], Record | None],
+    now_ms: int,
+) -> None:
+    _check_scope(record.scope, batch)
+    validate_fields(record.title, record.description, record.body, record.tags)
+    if lookup(record.id) is not None:
+        raise WriteRefused("duplicate-id", f"record id '{record.id}' already exists")
+    if record.status not in (Status.ACTIVE, Status.QUARANTINED):
+        raise WriteRefused("invalid-status", "a new record must be active or quarantined")
+    author = batch.author
+    if author.is_llm:
+        if record.trust.rank > Trust.AGENT_OBSERVED.rank:
+            raise WriteRefused("tier-ceiling", "LLM-authored writes are capped at trust 'agent_observed'")
+        if view.tombstoned_content_since(record.scope, record.content_hash, now_ms - RECREATE_WINDOW_MS):
+            raise WriteRefused(
+                "recreate-tombstoned", "this content was forgotten in this scope within the last 7 days"
+            )
+    if record.trust.rank > Trust.AGENT_OBSERVED.rank and _chain_taints(record, lookup):
+        raise WriteRefused(
+            "tier-ceiling",
+            "records derived from untrusted or quarantined content are capped at trust 'agent_observed'",
+        )
+    if record.supersedes is not None:
+        prior = lookup(record.supersedes)
+        if prior is None or prior.scope != record.scope:
+            raise WriteRefused(
+                "unknown-record", f"record '{record.supersedes}' does not belong to the requested scope"
+            )
+        if prior.status is not Status.ACTIVE:
+            raise WriteRefused(
+                "supersede-inactive", f"record '{record.supersedes}' is {prior.status.value}, not active"
+            )
+        if _reaches(prior, record.id, lookup):
+            raise WriteRefused("supersede-cycle", "supersede chain would form a cycle")
+
+
+def _ancestors(record: Record, lookup: Callable[[str], Record | None]) -> list[Record]:
+    out: list[Record] = []
+    seen: set[str] = {record.id}
+    frontier = [i for i in (record.supersedes, *record.derived_from) if i]
+    while frontier and len(out) < _CHAIN_WALK_LIMIT:
+        memory_id = frontier.pop()
+        if memory_id in seen:
+            continue
+        seen.add(memory_id)
+        found = lookup(memory_id)
+        if found is not None:
+            out.append(found)
+            frontier.extend(i for i in (found.supersedes, *found.derived_from) if i)
+    return out
+
+
+def _chain_taints(record: Record, lookup: Callable[[str], Record | None]) -> bool:
+    return record.ever_quarantined or any(
+        a.trust is Trust.UNTRUSTED or a.status is Status.QUARANTINED or a.ever_quarantined
+        for a in _ancestors(record, lookup)
+    )
+
+
+def _reaches(start: Record, target_id: str, lookup: Callable[[str], Record | None]) -> bool:
+    return any(a.id == target_id for a in [start, *_ancestors(start, lookup)])

@@ -1,0 +1,128 @@
+"""The runtime: owns the state dir, the config, the clock and the subsystems it wires.
+
+Boot order is the order of refusals a user meets: create the state dir, take the
+single-runtime lock, refuse a predecessor ledger, refuse file-name twins, load the ledger
+(health check first), open agent memory. Any refusal releases what was taken and raises;
+nothing is served from a half-booted runtime.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import CONTRACT_VERSION, __version__
+from .clock import Clock, SystemClock
+from .config import DEFAULT_CONFIG, MetaConfig, load_config_dict
+from .errors import StorageRefused
+from .events import EventSink, MemoryEventSink
+from .ledger.ledger import Ledger
+from .ledger.local_json import LocalJsonBackend
+from .memory.service import AgentMemory
+from .storage.layout import StateLayout
+from .storage.lock import StateDirLock
+
+__all__ = ["MetaRuntime"]
+
+log = logging.getLogger("meta_memory.runtime")
+
+
+@dataclass
+class MetaRuntime:
+    layout: StateLayout
+    config: MetaConfig
+    clock: Clock
+    ledger: Ledger
+    agent_memory: AgentMemory | None
+    events: EventSink
+    _lock: StateDirLock | None = field(default=None, repr=False)
+
+    @classmethod
+    def open(
+        cls,
+        state_dir: str | os.PathLike[str],
+        config: MetaConfig | None = None,
+        *,
+        clock: Clock | None = None,
+        events: EventSink | None = None,
+    ) -> MetaRuntime:
+        """Boot a runtime on ``state_dir`` (created if absent).
+
+        Raises:
+            StorageRefused: the state dir cannot be served (lock, predecessor, twins, ledger).
+            ConfigError: the config is invalid.
+        """
+        config = config if config is not None else load_config_dict(DEFAULT_CONFIG)
+        config.refuse_unservable()
+        clock = clock or SystemClock()
+        events = events or MemoryEventSink()
+        layout = StateLayout.at(state_dir)
+        try:
+            layout.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageRefused(f"cannot create state dir {layout.root}: {exc.strerror or exc}") from exc
+        lock = StateDirLock.acquire(layout)
+        try:
+            layout.refuse_predecessor()
+            memory_root = layout.agent_memory_root()  # refuses file-name twins
+            if config.memory is not None:
+                backend = LocalJsonBackend.for_layout(
+                    layout, health_check_endpoint=config.memory.health_check_endpoint
+                )
+                ledger = Ledger.open(backend, clock=clock)
+            else:
+                ledger = Ledger(clock=clock)
+            agent_memory = None
+            if config.agent_memory.enabled:
+                agent_memory = AgentMemory(
+                    layout, memory_root, config.agent_memory, clock=clock, events=events
+                )
+        except BaseException:
+            lock.release()
+            raise
+        log.info("runtime ready on %s", layout.root)
+        return cls(layout, config, clock, ledger, agent_memory, events, lock)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.layout.root
+
+    def features(self) -> dict[str, Any]:
+        am = self.config.agent_memory
+        return {
+            "ledger": {
+                "persisted": self.config.memory is not None,
+                "health_check": bool(self.config.memory and self.config.memory.health_check_endpoint),
+            },
+            "agent_memory": {
+                "enabled": self.agent_memory is not None,
+                "store": am.store if self.agent_memory is not None else None,
+                "realm": am.realm if self.agent_memory is not None else None,
+                "selection": am.selection if self.agent_memory is not None else None,
+            },
+        }
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "contract_version": CONTRACT_VERSION,
+            "version": __version__,
+            "state_dir": str(self.layout.root),
+            "features": self.features(),
+        }
+
+    def close(self) -> None:
+        """Close stores and release the state-dir lock. Safe to call twice."""
+        if self.agent_memory is not None:
+            self.agent_memory.close()
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __enter__(self) -> MetaRuntime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
