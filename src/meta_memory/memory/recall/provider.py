@@ -1,8 +1,8 @@
 """The recall-provider seam: how the runtime asks for records, and the bundled lexical provider.
 
-A provider receives the raw ``query_text`` and the caller's ``query_terms`` untouched, so a
-semantic or hybrid provider can plug in without changing the runtime. The bundled
-:class:`LexicalRecallProvider` ranks over the store's term index.
+A provider receives the raw ``query_text`` and the caller's ``query_terms`` untouched, so a semantic or hybrid
+provider can plug in without changing the runtime. The bundled :class:`LexicalRecallProvider` ranks over the
+store's term index.
 """
 
 from __future__ import annotations
