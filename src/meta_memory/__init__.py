@@ -10,4 +10,56 @@ from __future__ import annotations
 __version__ = "0.1.0"
 CONTRACT_VERSION = "0.9.9"
 
-__all__ = ["CONTRACT_VERSION", "__version__"]
+from .errors import (  # noqa: E402
+    AccessDenied,
+    CapabilityUnavailable,
+    ConfigError,
+    InternalError,
+    InvalidParams,
+    MemoryBackendUnavailable,
+    MetaError,
+    QuarantineReviewRefused,
+    ReadOnly,
+    StorageRefused,
+    StoreCorrupt,
+    WriteRefused,
+)
+from .sdk import (  # noqa: E402
+    AgentMemoryForgetResult,
+    AgentMemoryRecord,
+    AgentMemoryUpdateResult,
+    MemoryIndexResult,
+    MemoryQueryResult,
+    MemoryStoreInfo,
+    Meta,
+    MetaBuilder,
+    MetaHandle,
+    local_json,
+)
+
+__all__ = [
+    "CONTRACT_VERSION",
+    "AccessDenied",
+    "AgentMemoryForgetResult",
+    "AgentMemoryRecord",
+    "AgentMemoryUpdateResult",
+    "CapabilityUnavailable",
+    "ConfigError",
+    "InternalError",
+    "InvalidParams",
+    "MemoryBackendUnavailable",
+    "MemoryIndexResult",
+    "MemoryQueryResult",
+    "MemoryStoreInfo",
+    "Meta",
+    "MetaBuilder",
+    "MetaError",
+    "MetaHandle",
+    "QuarantineReviewRefused",
+    "ReadOnly",
+    "StorageRefused",
+    "StoreCorrupt",
+    "WriteRefused",
+    "__version__",
+    "local_json",
+]

@@ -6,6 +6,7 @@ clean messages and exit codes (2 for a refused boot or bad config). Library code
 
 from __future__ import annotations
 
+import copy
 import logging
 import signal
 import sys
@@ -59,11 +60,17 @@ def _setup_logging(level: str) -> None:
 
 
 def _load_config(path: Path | None) -> MetaConfig:
-    return load_config_dict(DEFAULT_CONFIG, source="built-in default") if path is None else load_config_file(path)
+    if path is None:
+        return load_config_dict(DEFAULT_CONFIG, source="built-in default")
+    return load_config_file(path)
 
 
 def _boot(state_dir: Path, config_path: Path | None) -> MetaRuntime:
     return MetaRuntime.open(state_dir, _load_config(config_path))
+
+
+def _exit_cleanly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -116,8 +123,15 @@ def serve(state_dir: Path, config_path: Path | None, log_level: str, host: str, 
         sys.exit(EXIT_REFUSED)
     app = build_app(Dispatcher(build_methods(runtime)), on_shutdown=runtime.close)
     click.echo(f"meta_gateway serving {runtime.state_dir} on http://{host}:{port}", err=True)
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the handler it
+    # found; ours makes that graceful stop a clean exit (status 0, like stdio) instead of a kill.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _exit_cleanly)
+    # Every log line goes to stderr; uvicorn's default sends access lines to stdout.
+    log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
     try:
-        uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
+        uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on", log_config=log_config)
     finally:
         runtime.close()
 
@@ -138,7 +152,9 @@ def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
 @main.command("import-legacy")
 @state_dir_option
 @config_option
-@click.option("--realm", "realms", multiple=True, help="Realm(s) to import (default: every realm with markdown).")
+@click.option(
+    "--realm", "realms", multiple=True, help="Realm(s) to import (default: every realm with markdown)."
+)
 def import_legacy(state_dir: Path, config_path: Path | None, realms: tuple[str, ...]) -> None:
     """Import legacy per-identity markdown memory now, with progress (otherwise it runs on first access)."""
     from rich.progress import Progress
@@ -163,7 +179,7 @@ def import_legacy(state_dir: Path, config_path: Path | None, realms: tuple[str, 
             for realm in targets:
                 task = progress.add_task(f"realm {realm}", total=None)
 
-                def tick(name: str, done: int, total: int, task: Any = task) -> None:
+                def tick(name: str, done: int, total: int, task: Any = task, realm: str = realm) -> None:
                     progress.update(task, completed=done, total=total, description=f"realm {realm} {name}")
 
                 memory.store(realm, progress=tick)  # the first access is the import

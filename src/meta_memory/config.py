@@ -12,7 +12,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
@@ -110,11 +110,11 @@ class LedgerConfig(_Section):
 
 def _ledger_kind(value: Any) -> str:
     if value == "local_json":
-        return value
+        return "local_json"
     if isinstance(value, str) and value.strip().lower() == "elephant":
         raise ValueError(
             "'elephant' (the predecessor backend) was removed in Meta 0.9 with no alias; "
-            "rewrite it as kind = \"local_json\", with the old endpoint as health_check_endpoint"
+            'rewrite it as kind = "local_json", with the old endpoint as health_check_endpoint'
         )
     raise ValueError(f"must be 'local_json', the only ledger kind (got {value!r})")
 
@@ -172,8 +172,8 @@ def _toggle_section(model: type[BaseModel]) -> Callable[[Any], Any]:
 
 def _selector(value: Any) -> str:
     if value != "off":
-        raise ValueError(f"is retired: only \"off\" is accepted (got {value!r})")
-    return value
+        raise ValueError(f'is retired: only "off" is accepted (got {value!r})')
+    return "off"
 
 
 class AgentMemoryConfig(_Section):

@@ -21,7 +21,9 @@ SYSTEM_IDENTITY = "_system"
 
 
 class EventSink(Protocol):
-    def emit(self, event_type: str, data: dict[str, Any], *, identity: str = SYSTEM_IDENTITY) -> dict[str, Any]:
+    def emit(
+        self, event_type: str, data: dict[str, Any], *, identity: str = SYSTEM_IDENTITY
+    ) -> dict[str, Any]:
         """Record one event and return its envelope."""
         ...
 
@@ -36,7 +38,9 @@ class MemoryEventSink:
         self._clock = clock or SystemClock()
         self._subscribers: list[Callable[[dict[str, Any]], None]] = []
 
-    def emit(self, event_type: str, data: dict[str, Any], *, identity: str = SYSTEM_IDENTITY) -> dict[str, Any]:
+    def emit(
+        self, event_type: str, data: dict[str, Any], *, identity: str = SYSTEM_IDENTITY
+    ) -> dict[str, Any]:
         with self._lock:
             self._seq += 1
             envelope = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,7 +68,15 @@ def _response(request_id: Any, *, result: Any = None, error: dict[str, Any] | No
 
 
 def _valid_id(value: Any) -> bool:
-    return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
+    # A non-finite float (``1e400`` parses as inf) has no JSON spelling, so it could not be echoed.
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or (isinstance(value, str | int) and not isinstance(value, bool))
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN / Infinity / -Infinity are Python extensions, not JSON; echoing them would break the wire.
+    raise ValueError(f"{name} is not valid JSON")
 
 
 class Dispatcher:
@@ -85,7 +94,7 @@ class Dispatcher:
         if len(raw) > self.max_request_bytes:
             return self.oversized()
         try:
-            payload = json.loads(raw)
+            payload = json.loads(raw, parse_constant=_reject_constant)
         except (ValueError, RecursionError):
             return _response(None, error=to_wire_error(ParseError()))
         return self.handle_payload(payload, ctx)
@@ -109,7 +118,8 @@ class Dispatcher:
             or not isinstance(payload.get("method"), str)
             or not _valid_id(request_id)
         ):
-            return _response(request_id if _valid_id(request_id) else None, error=to_wire_error(InvalidRequest()))
+            echoed = request_id if _valid_id(request_id) else None
+            return _response(echoed, error=to_wire_error(InvalidRequest()))
         try:
             result = self.call(payload["method"], payload.get("params"), ctx)
         except Exception as exc:  # the boundary: everything becomes a wire error

@@ -46,7 +46,9 @@ def _identity_from_stem(stem: str) -> str | None:
     identity = decode_component(stem)
     if identity is None or not identity.strip() or identity != identity.strip():
         return None
-    if len(identity.encode("utf-8")) > IDENTITY_MAX_BYTES or any(ord(c) < 32 or ord(c) == 127 for c in identity):
+    if len(identity.encode("utf-8")) > IDENTITY_MAX_BYTES or any(
+        ord(c) < 32 or ord(c) == 127 for c in identity
+    ):
         return None
     return identity
 
@@ -72,7 +74,9 @@ def import_legacy_realm(
         report.files += 1
         identity = _identity_from_stem(path.stem)
         if identity is None:
-            log.warning("legacy memory file %s: stem is not an encoded identity; renamed .import-failed", path)
+            log.warning(
+                "legacy memory file %s: stem is not an encoded identity; renamed .import-failed", path
+            )
             _rename(path, ".import-failed")
             report.failed_files += 1
             continue

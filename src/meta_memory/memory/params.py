@@ -165,7 +165,9 @@ def parse_forget(params: Any, *, default_realm: str) -> ForgetParams:
     return ForgetParams(_identity(p), _realm(p, default_realm), _memory_id(p))
 
 
-def parse_recall(params: Any, *, default_realm: str, default_selection: str, default_max: int) -> RecallParams:
+def parse_recall(
+    params: Any, *, default_realm: str, default_selection: str, default_max: int
+) -> RecallParams:
     p = _obj(params)
     identity, realm = _identity(p), _realm(p, default_realm)
     selection = p.get("selection", default_selection)

@@ -26,7 +26,18 @@ from .injection import InjectableRecord, SessionInjectionBudget, defang_inbound,
 from .legacy_import import ImportReport, ProgressFn, import_legacy_realm
 from .params import parse_forget, parse_recall, parse_remember, parse_update
 from .recall.provider import LexicalRecallProvider, RecallProvider, RecallQuery
-from .records import APPLICATION, Author, Provenance, Record, RecordKind, Scope, Status, Trust, content_hash, new_memory_id
+from .records import (
+    APPLICATION,
+    Author,
+    Provenance,
+    Record,
+    RecordKind,
+    Scope,
+    Status,
+    Trust,
+    content_hash,
+    new_memory_id,
+)
 from .sqlite.store import SqliteRealmStore
 from .store import InjectionRow
 from .validator import CreateOp, WriteBatch
@@ -228,9 +239,9 @@ class AgentMemory:
             return InjectionResult(None, ())
         now = self.clock.now_ms()
         store.record_injections(
-            [InjectionRow(i, identity, session_key, surface, now) for i in rendered.injected]
+            [InjectionRow(i, identity, session_key, surface, now) for i in rendered.injected_ids]
         )
-        return InjectionResult(rendered.text, tuple(rendered.injected))
+        return InjectionResult(rendered.text, tuple(rendered.injected_ids))
 
     def defang(self, text: str) -> str:
         if not self.config.defang_inbound:

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .records import Author, Record, Scope
 from .recall.index import TermIndex
+from .records import Author, Record, Scope
 from .validator import WriteBatch
 
 __all__ = ["CommitResult", "InjectionRow", "RealmStore", "RealmStoreFactory"]

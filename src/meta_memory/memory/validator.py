@@ -9,7 +9,7 @@ Nothing is redacted or repaired here: a write is taken whole or refused whole.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ..errors import WriteRefused
@@ -41,6 +41,7 @@ TAG_MAX_BYTES = 64
 MAX_BATCH_OPS = 1024
 RECREATE_WINDOW_MS = 7 * 24 * 3600 * 1000
 _CHAIN_WALK_LIMIT = 4096
+_TIMESTAMP_MAX = 2**63 - 1  # SQLite INTEGER; legacy markdown allows any u64
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,10 @@ def validate_batch(batch: WriteBatch, view: StoreView, *, now_ms: int) -> None:
     if not batch.ops:
         raise WriteRefused("empty-batch", "a memory write must contain at least one operation")
     if len(batch.ops) > MAX_BATCH_OPS:
-        raise WriteRefused("batch-too-large", f"a memory write may contain at most {MAX_BATCH_OPS} operations")
+        raise WriteRefused(
+            "batch-too-large", f"a memory write may contain at most {MAX_BATCH_OPS} operations"
+        )
+    # Records as earlier ops of this batch leave them, so a later op sees their new status.
     created: dict[str, Record] = {}
 
     def lookup(memory_id: str) -> Record | None:
@@ -127,16 +131,24 @@ def validate_batch(batch: WriteBatch, view: StoreView, *, now_ms: int) -> None:
         if isinstance(op, CreateOp):
             _check_create(op.record, batch, view, lookup, now_ms)
             created[op.record.id] = op.record
+            prior = lookup(op.record.supersedes) if op.record.supersedes else None
+            if prior is not None and op.record.status is Status.ACTIVE:
+                created[prior.id] = replace(prior, status=Status.SUPERSEDED, superseded_by=op.record.id)
         else:
             _check_scope(op.scope, batch)
             target = lookup(op.memory_id)
             if target is None or target.scope != op.scope:
-                raise WriteRefused("unknown-record", f"record '{op.memory_id}' does not belong to the requested scope")
+                raise WriteRefused(
+                    "unknown-record", f"record '{op.memory_id}' does not belong to the requested scope"
+                )
+            created[target.id] = replace(target, status=Status.TOMBSTONED)
 
 
 def _check_scope(scope: Scope, batch: WriteBatch) -> None:
     if scope.realm != batch.realm:
-        raise WriteRefused("realm-mismatch", f"scope realm '{scope.realm}' does not match store realm '{batch.realm}'")
+        raise WriteRefused(
+            "realm-mismatch", f"scope realm '{scope.realm}' does not match store realm '{batch.realm}'"
+        )
     author = batch.author
     if author.kind == "agent" and (scope.kind is not ScopeKind.IDENTITY or scope.key != author.identity):
         raise WriteRefused("outside-own-scope", "an agent may write only its own identity scope")
@@ -155,6 +167,8 @@ def _check_create(
         raise WriteRefused("duplicate-id", f"record id '{record.id}' already exists")
     if record.status not in (Status.ACTIVE, Status.QUARANTINED):
         raise WriteRefused("invalid-status", "a new record must be active or quarantined")
+    if not all(0 <= t <= _TIMESTAMP_MAX for t in (record.created_at_ms, record.updated_at_ms)):
+        raise WriteRefused("field-invalid", "created_at_ms and updated_at_ms must be between 0 and 2^63-1")
     author = batch.author
     if author.is_llm:
         if record.trust.rank > Trust.AGENT_OBSERVED.rank:

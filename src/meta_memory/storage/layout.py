@@ -38,10 +38,13 @@ _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234567
 def encode_component(name: str) -> str:
     """File-name encoding of a realm or identity: keep ``[A-Za-z0-9_-]``, else ``%XX``.
 
-    The empty string encodes as ``_``.
+    The empty string encodes as ``_``, so the one-character name ``_`` is escaped (``%5F``) to keep
+    the two apart.
     """
     if name == "":
         return "_"
+    if name == "_":
+        return "%5F"
     return "".join(chr(b) if b in _SAFE else f"%{b:02X}" for b in name.encode("utf-8"))
 
 

@@ -26,9 +26,14 @@ class StateDirLock:
         """Take the lock or refuse: another runtime already serves this state dir.
 
         Raises:
-            StorageRefused: the lock is held by another process.
+            StorageRefused: the lock is held by another process, or the lock file cannot be opened.
         """
-        fd = os.open(layout.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(layout.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise StorageRefused(
+                f"storage refused: cannot open the runtime lock {layout.lock_path}: {exc.strerror or exc}"
+            ) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -85,6 +85,14 @@ def _m001_records(db: sqlite3.Connection) -> None:
             PRIMARY KEY (scope_id, term_id)
         ) WITHOUT ROWID;
 
+        -- Write-behind queue of recall-index work: appended in the write's own transaction,
+        -- drained in batches (before any recall reads the index, and when it grows).
+        CREATE TABLE index_queue (
+            seq INTEGER PRIMARY KEY,
+            doc INTEGER NOT NULL,
+            op TEXT NOT NULL                        -- add | remove
+        );
+
         CREATE TABLE audit (
             seq INTEGER PRIMARY KEY,
             at_ms INTEGER NOT NULL,
@@ -104,7 +112,7 @@ def _m001_records(db: sqlite3.Connection) -> None:
             at_ms INTEGER NOT NULL
         );
         CREATE INDEX injections_by_record ON injections (record_id);
-        """
+        """,
     )
 
 
@@ -171,7 +179,7 @@ def _m002_governance(db: sqlite3.Connection) -> None:
             status TEXT NOT NULL,
             created_at_ms INTEGER NOT NULL
         );
-        """
+        """,
     )
 
 
@@ -209,7 +217,9 @@ def migrate(db: sqlite3.Connection, now_ms: int) -> list[int]:
     done = set(applied_versions(db))
     newer = [v for v in done if v > SCHEMA_VERSION]
     if newer:
-        raise RuntimeError(f"schema version {max(newer)} is newer than this release supports ({SCHEMA_VERSION})")
+        raise RuntimeError(
+            f"schema version {max(newer)} is newer than this release supports ({SCHEMA_VERSION})"
+        )
     applied: list[int] = []
     for version, name, step in MIGRATIONS:
         if version in done:

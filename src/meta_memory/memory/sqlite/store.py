@@ -15,6 +15,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,8 @@ from .term_index import SqliteTermIndex
 
 __all__ = ["SqliteRealmStore"]
 
+INDEX_FLUSH_THRESHOLD = 256
+
 _RECORD_COLUMNS = (
     "doc, id, scope_id, kind, title, description, body, tags, provenance, trust, status, superseded_by, "
     "quarantine_reason, supersedes, derived_from, ever_quarantined, working_set_rank, content_hash, "
@@ -62,6 +65,10 @@ class SqliteRealmStore:
         self._scope_ids: dict[tuple[str, str], int] = {}
         self._scope_by_id: dict[int, Scope] = {}
         self._term_ids: dict[str, int] = {}
+        self._txn_new_terms: list[str] = []
+        self._txn_new_scopes: list[tuple[str, str]] = []
+        self._pending_index = 0
+        self._flush_pending = False
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -74,6 +81,7 @@ class SqliteRealmStore:
                 raise sqlite3.DatabaseError(f"journal_mode is {mode}, not wal")
             self._db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'power' else 'NORMAL'}")
             migrate(self._db, clock.now_ms())
+            self._pending_index = self._db.execute("SELECT count(*) FROM index_queue").fetchone()[0]
             self._db.execute("SELECT count(*) FROM records WHERE doc < 0").fetchone()
         except (sqlite3.DatabaseError, RuntimeError) as exc:
             self._db.close()
@@ -84,16 +92,24 @@ class SqliteRealmStore:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            new_terms_before = set(self._term_ids)
+            self._txn_new_terms = []
+            self._txn_new_scopes = []
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
+                if self._flush_pending:
+                    self._drain(self._db)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
-                # Term ids handed out inside the rolled-back transaction do not exist.
-                for term in set(self._term_ids) - new_terms_before:
-                    del self._term_ids[term]
+                # Term and scope ids handed out inside the rolled-back transaction do not exist
+                # (and SQLite may hand the same ids to other terms or scopes next time).
+                for term in self._txn_new_terms:
+                    self._term_ids.pop(term, None)
+                for key in self._txn_new_scopes:
+                    self._scope_by_id.pop(self._scope_ids.pop(key), None)
+                self._pending_index = self._db.execute("SELECT count(*) FROM index_queue").fetchone()[0]
+                self._flush_pending = False
                 raise
 
     @contextmanager
@@ -118,6 +134,7 @@ class SqliteRealmStore:
             if not create:
                 return None
             row = (self._db.execute("INSERT INTO scopes (kind, key) VALUES (?, ?)", key).lastrowid,)
+            self._txn_new_scopes.append(key)
         self._scope_ids[key] = row[0]
         self._scope_by_id[row[0]] = scope
         return int(row[0])
@@ -125,7 +142,9 @@ class SqliteRealmStore:
     def _scope_of(self, scope_id: int) -> Scope:
         scope = self._scope_by_id.get(scope_id)
         if scope is None:
-            kind, key = self._db.execute("SELECT kind, key FROM scopes WHERE scope_id = ?", (scope_id,)).fetchone()
+            kind, key = self._db.execute(
+                "SELECT kind, key FROM scopes WHERE scope_id = ?", (scope_id,)
+            ).fetchone()
             scope = Scope(ScopeKind(kind), self.realm, key)
             self._scope_by_id[scope_id] = scope
             self._scope_ids[(kind, key)] = scope_id
@@ -135,7 +154,11 @@ class SqliteRealmStore:
         term_id = self._term_ids.get(term)
         if term_id is None:
             row = self._db.execute("SELECT term_id FROM terms WHERE term = ?", (term,)).fetchone()
-            term_id = row[0] if row else self._db.execute("INSERT INTO terms (term) VALUES (?)", (term,)).lastrowid
+            if row is None:
+                term_id = self._db.execute("INSERT INTO terms (term) VALUES (?)", (term,)).lastrowid
+                self._txn_new_terms.append(term)
+            else:
+                term_id = row[0]
             assert term_id is not None
             self._term_ids[term] = term_id
         return term_id
@@ -152,15 +175,51 @@ class SqliteRealmStore:
                 out[term] = term_id
         if missing:
             marks = ",".join("?" * len(missing))
-            for term, term_id in self._db.execute(f"SELECT term, term_id FROM terms WHERE term IN ({marks})", missing):
+            for term, term_id in self._db.execute(
+                f"SELECT term, term_id FROM terms WHERE term IN ({marks})", missing
+            ):
                 self._term_ids[term] = term_id
                 out[term] = term_id
         return out
 
     # -- recall index maintenance ----------------------------------------------------------
 
-    def _index(self, db: sqlite3.Connection, doc: int, scope_id: int, record: Record) -> int:
-        analyzed = analyze_record(record.title, record.body, record.tags)
+    def _enqueue(self, db: sqlite3.Connection, doc: int, op: str) -> None:
+        db.execute("INSERT INTO index_queue (doc, op) VALUES (?, ?)", (doc, op))
+        self._pending_index += 1
+        if self._pending_index >= INDEX_FLUSH_THRESHOLD:
+            self._flush_pending = True
+
+    def flush_index(self) -> int:
+        """Apply queued recall-index work in one transaction; returns how many entries it applied.
+
+        Writes only enqueue (a record row and an audit row are a few pages; its postings are
+        dozens of scattered pages), so a batch here costs a fraction of per-write indexing.
+        Called before the index is read, and by writes once the queue is long.
+        """
+        with self._write() as db:
+            return self._drain(db)
+
+    def _drain(self, db: sqlite3.Connection) -> int:
+        queue = db.execute(
+            "SELECT q.seq, q.doc, q.op, r.scope_id, r.title, r.body, r.tags, r.doc_len "
+            "FROM index_queue q JOIN records r ON r.doc = q.doc ORDER BY q.seq"
+        ).fetchall()
+        for _seq, doc, op, scope_id, title, body, tags, length in queue:
+            if op == "add":
+                self._index(db, doc, scope_id, title, body, json.loads(tags))
+            else:
+                self._unindex(db, doc, scope_id, title, body, json.loads(tags), length)
+        if queue:
+            db.execute("DELETE FROM index_queue WHERE seq <= ?", (queue[-1][0],))
+        self._pending_index = 0
+        self._flush_pending = False
+        return len(queue)
+
+    def _index(
+        self, db: sqlite3.Connection, doc: int, scope_id: int, title: str, body: str, tags: Sequence[str]
+    ) -> None:
+        analyzed = analyze_record(title, body, tags)
         term_ids = [(self._term_id(term), tfs) for term, tfs in analyzed.fields.items()]
         db.executemany(
             "INSERT INTO postings (scope_id, term_id, doc, tf_title, tf_body, tf_tags, length) "
@@ -176,15 +235,25 @@ class SqliteRealmStore:
             "UPDATE scopes SET doc_count = doc_count + 1, total_len = total_len + ? WHERE scope_id = ?",
             (analyzed.length, scope_id),
         )
-        return analyzed.length
+        db.execute("UPDATE records SET doc_len = ? WHERE doc = ?", (analyzed.length, doc))
 
-    def _unindex(self, db: sqlite3.Connection, doc: int, scope_id: int, length: int) -> None:
+    def _unindex(
+        self,
+        db: sqlite3.Connection,
+        doc: int,
+        scope_id: int,
+        title: str,
+        body: str,
+        tags: Sequence[str],
+        length: int,
+    ) -> None:
         # Postings are keyed (scope, term, doc): re-derive this doc's terms from its text.
-        title, body, tags = db.execute("SELECT title, body, tags FROM records WHERE doc = ?", (doc,)).fetchone()
-        ids = self.lookup_term_ids(analyze_record(title, body, json.loads(tags)).fields)
+        ids = self.lookup_term_ids(analyze_record(title, body, tags).fields)
         keys = [(scope_id, term_id, doc) for term_id in ids.values()]
         db.executemany("DELETE FROM postings WHERE scope_id = ? AND term_id = ? AND doc = ?", keys)
-        db.executemany("UPDATE term_df SET df = df - 1 WHERE scope_id = ? AND term_id = ?", [k[:2] for k in keys])
+        db.executemany(
+            "UPDATE term_df SET df = df - 1 WHERE scope_id = ? AND term_id = ?", [k[:2] for k in keys]
+        )
         db.execute(
             "UPDATE scopes SET doc_count = doc_count - 1, total_len = total_len - ? WHERE scope_id = ?",
             (length, scope_id),
@@ -236,31 +305,46 @@ class SqliteRealmStore:
             "content_hash, doc_len, created_at_ms, updated_at_ms) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
             (
-                r.id, scope_id, r.kind.value, r.title, r.description, r.body, _dumps(list(r.tags)),
-                _dumps(r.provenance.to_wire()), r.trust.value, r.status.value, r.quarantine_reason,
-                r.supersedes, _dumps(list(r.derived_from)), int(r.ever_quarantined or r.status is Status.QUARANTINED),
-                r.working_set_rank, r.content_hash, r.created_at_ms, r.updated_at_ms,
+                r.id,
+                scope_id,
+                r.kind.value,
+                r.title,
+                r.description,
+                r.body,
+                _dumps(list(r.tags)),
+                _dumps(r.provenance.to_wire()),
+                r.trust.value,
+                r.status.value,
+                r.quarantine_reason,
+                r.supersedes,
+                _dumps(list(r.derived_from)),
+                int(r.ever_quarantined or r.status is Status.QUARANTINED),
+                r.working_set_rank,
+                r.content_hash,
+                r.created_at_ms,
+                r.updated_at_ms,
             ),
         )
         doc = cur.lastrowid
         assert doc is not None
         if r.status is Status.ACTIVE:
-            length = self._index(db, doc, scope_id, r)
-            db.execute("UPDATE records SET doc_len = ? WHERE doc = ?", (length, doc))
+            self._enqueue(db, doc, "add")
             if r.supersedes is not None:
                 self._leave_active(db, r.supersedes, Status.SUPERSEDED, now, superseded_by=r.id)
-        created = self._get(r.id)
-        assert created is not None
-        return created
+        return replace(r, ever_quarantined=r.ever_quarantined or r.status is Status.QUARANTINED)
 
     def _leave_active(
-        self, db: sqlite3.Connection, memory_id: str, status: Status, now: int, *, superseded_by: str | None = None
+        self,
+        db: sqlite3.Connection,
+        memory_id: str,
+        status: Status,
+        now: int,
+        *,
+        superseded_by: str | None = None,
     ) -> None:
-        doc, scope_id, old_status, length = db.execute(
-            "SELECT doc, scope_id, status, doc_len FROM records WHERE id = ?", (memory_id,)
-        ).fetchone()
+        doc, old_status = db.execute("SELECT doc, status FROM records WHERE id = ?", (memory_id,)).fetchone()
         if old_status == Status.ACTIVE.value:
-            self._unindex(db, doc, scope_id, length)
+            self._enqueue(db, doc, "remove")
         db.execute(
             "UPDATE records SET status = ?, superseded_by = ?, updated_at_ms = ? WHERE doc = ?",
             (status.value, superseded_by, now, doc),
@@ -273,7 +357,13 @@ class SqliteRealmStore:
         return record
 
     def _audit(
-        self, db: sqlite3.Connection, now: int, op: str, record_id: str, batch: WriteBatch, quarantined: str | None
+        self,
+        db: sqlite3.Connection,
+        now: int,
+        op: str,
+        record_id: str,
+        batch: WriteBatch,
+        quarantined: str | None,
     ) -> int:
         detail = {
             "op": op,
@@ -343,16 +433,41 @@ class SqliteRealmStore:
             current = self._get(memory_id)
             if current is None or current.scope != scope or current.status is Status.TOMBSTONED:
                 return False
-            self._apply(db, WriteBatch(self.realm, author, (TombstoneOp(memory_id, scope),)), self._clock.now_ms())
+            self._apply(
+                db, WriteBatch(self.realm, author, (TombstoneOp(memory_id, scope),)), self._clock.now_ms()
+            )
             return True
 
     # -- reads ----------------------------------------------------------------------------------
 
     def _row_to_record(self, row: Sequence[Any]) -> Record:
         (
-            _doc, memory_id, scope_id, kind, title, description, body, tags, provenance, trust, status,
-            superseded_by, quarantine_reason, supersedes, derived_from, ever_quarantined, rank, chash,
-            created, updated, inj, last_inj, rec, last_rec, useful, last_useful,
+            _doc,
+            memory_id,
+            scope_id,
+            kind,
+            title,
+            description,
+            body,
+            tags,
+            provenance,
+            trust,
+            status,
+            superseded_by,
+            quarantine_reason,
+            supersedes,
+            derived_from,
+            ever_quarantined,
+            rank,
+            chash,
+            created,
+            updated,
+            inj,
+            last_inj,
+            rec,
+            last_rec,
+            useful,
+            last_useful,
         ) = row
         return Record(
             id=memory_id,
@@ -399,6 +514,8 @@ class SqliteRealmStore:
 
     def term_index(self, scope: Scope) -> SqliteTermIndex:
         with self._lock:
+            if self._pending_index:
+                self.flush_index()
             scope_id = self._scope_id(scope, create=False)
         return SqliteTermIndex(self, scope_id)
 
@@ -407,7 +524,9 @@ class SqliteRealmStore:
             return {}
         with self._lock:
             marks = ",".join("?" * len(docs))
-            rows = self._db.execute(f"SELECT {_RECORD_COLUMNS} FROM records WHERE doc IN ({marks})", list(docs))
+            rows = self._db.execute(
+                f"SELECT {_RECORD_COLUMNS} FROM records WHERE doc IN ({marks})", list(docs)
+            )
             return {row[0]: self._row_to_record(row) for row in rows}
 
     def mark_recalled(self, memory_ids: Iterable[str], at_ms: int) -> None:
@@ -442,7 +561,14 @@ class SqliteRealmStore:
                 sql += " WHERE record_id = ?"
                 args = (record_id,)
             return [
-                {"seq": s, "at_ms": at, "op": op, "record_id": rid, "author": json.loads(a), "detail": json.loads(d)}
+                {
+                    "seq": s,
+                    "at_ms": at,
+                    "op": op,
+                    "record_id": rid,
+                    "author": json.loads(a),
+                    "detail": json.loads(d),
+                }
                 for s, at, op, rid, a, d in self._db.execute(sql + " ORDER BY seq", args)
             ]
 

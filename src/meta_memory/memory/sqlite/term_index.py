@@ -52,7 +52,9 @@ class SqliteTermIndex:
             ).fetchall()
         return {by_id[term_id]: df for term_id, df in rows if df > 0}
 
-    def _postings(self, terms: Collection[str], docs: Collection[int] | None) -> Mapping[str, Sequence[Posting]]:
+    def _postings(
+        self, terms: Collection[str], docs: Collection[int] | None
+    ) -> Mapping[str, Sequence[Posting]]:
         if self._scope_id is None or not terms:
             return {}
         out: dict[str, list[Posting]] = {}
@@ -76,7 +78,9 @@ class SqliteTermIndex:
     def postings(self, terms: Collection[str]) -> Mapping[str, Sequence[Posting]]:
         return self._postings(terms, None)
 
-    def postings_for_docs(self, terms: Collection[str], docs: Collection[int]) -> Mapping[str, Sequence[Posting]]:
+    def postings_for_docs(
+        self, terms: Collection[str], docs: Collection[int]
+    ) -> Mapping[str, Sequence[Posting]]:
         if not docs:
             return {}
         return self._postings(terms, list(docs))
