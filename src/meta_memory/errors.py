@@ -95,8 +95,10 @@ class InvalidParams(MetaError):
     code = -32602
 
 
-class ConfigError(InvalidParams):
-    """Configuration refused at load; the message names the key or value."""
+class ConfigError(InvalidParams, ValueError):
+    """Configuration refused at load; the message names the key or value.
+
+    Also a ``ValueError``, so builder callers can treat a bad option as one."""
 
 
 class WriteRefused(InvalidParams):

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .clock import Clock
-from .config import load_config_dict
+from .config import AgentMemoryConfig, load_config_dict
+from .errors import ConfigError
 from .gateway.dispatch import SDK, CallContext, Dispatcher
 from .gateway.methods import build_methods
 from .runtime import MetaRuntime
@@ -128,8 +129,12 @@ class MetaBuilder:
         if config is None or config is False:
             self._config["agent_memory"] = {"enabled": False}
         else:
-            merged = {**(config if isinstance(config, dict) else {}), **options}
-            self._config["agent_memory"] = _snake_keys(merged)
+            merged = _snake_keys({**(config if isinstance(config, dict) else {}), **options})
+            unknown = sorted(set(merged) - set(AgentMemoryConfig.model_fields))
+            if unknown:
+                raise ConfigError(f"agent_memory got unsupported option(s): {', '.join(unknown)}")
+            load_config_dict({"agent_memory": merged}, source="builder")  # refuse bad values at the call
+            self._config["agent_memory"] = merged
         return self
 
     def clock(self, clock: Clock) -> MetaBuilder:

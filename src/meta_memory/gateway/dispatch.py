@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InternalError, InvalidRequest, MetaError, MethodNotFound, ParseError
+from ..errors import InternalError, InvalidParams, InvalidRequest, MetaError, MethodNotFound, ParseError
 
 __all__ = ["CallContext", "Dispatcher", "Method", "Surface", "to_wire_error"]
 
@@ -131,4 +131,24 @@ class Dispatcher:
         method = self._methods.get(name)
         if method is None or ctx.surface not in method.surfaces:
             raise MethodNotFound()
+        _require_unicode(params, "params")
         return method.handler(params, ctx)
+
+
+def _require_unicode(value: Any, path: str) -> None:
+    """Refuse lone surrogates (legal as JSON escapes, not encodable as UTF-8) anywhere in params."""
+    if isinstance(value, str):
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidParams(
+                    f"{path} must be valid Unicode text (it holds a lone surrogate)"
+                ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _require_unicode(key, path)
+            _require_unicode(item, key if path == "params" else f"{path}.{key}")
+    elif isinstance(value, list):
+        for item in value:
+            _require_unicode(item, path)

@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidParams
+from ..errors import InvalidParams, WriteRefused
+from .secrets import scan_secrets
 from .validator import BODY_MAX_BYTES, TAG_MAX_BYTES, TAGS_MAX, TITLE_MAX_BYTES
 
 __all__ = [
@@ -138,6 +139,12 @@ def normalize_tags(value: Any) -> tuple[str, ...]:
         raise InvalidParams("tags must contain only non-empty strings")
     if len(value) > TAGS_MAX:
         raise InvalidParams(f"tags must contain at most {TAGS_MAX} entries")
+    # Scan the tags as sent: lowercasing first would hide case-sensitive classes (AWS key ids).
+    secret = scan_secrets(*value)
+    if secret is not None:
+        raise WriteRefused(
+            "secret-detected", f"tags matches secret class '{secret}'; secrets are refused, never stored"
+        )
     tags = sorted({t.strip().lower() for t in value})
     if any(_nbytes(t) > TAG_MAX_BYTES for t in tags):
         raise InvalidParams(f"tags must be at most {TAG_MAX_BYTES} bytes")

@@ -273,17 +273,10 @@ def content_hash(title: str, body: str) -> str:
     return hashlib.sha256(len(t).to_bytes(8, "little") + t + body.encode("utf-8")).hexdigest()
 
 
-def _fnv1a64(data: bytes) -> int:
-    h = 0xCBF29CE484222325
-    for b in data:
-        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
-
-
 _sequence = itertools.count(1)
 
 
-def new_memory_id(title: str, body: str, now_ms: int) -> str:
-    """``mem-<ms hex>-<pid hex>-<seq hex>-<16-hex FNV-1a of title+body>``: unique per process."""
-    digest = _fnv1a64((title + body).encode("utf-8")[:4096])
-    return f"mem-{now_ms:x}-{os.getpid():x}-{next(_sequence):x}-{digest:016x}"
+def new_memory_id(content_digest: str, now_ms: int) -> str:
+    """``mem-<ms hex>-<pid hex>-<seq hex>-<16 hex of the content hash>``: unique per process,
+    sortable by creation time, and the same content is recognisable across ids."""
+    return f"mem-{now_ms:x}-{os.getpid():x}-{next(_sequence):x}-{content_digest[:16]}"

@@ -168,8 +168,9 @@ class AgentMemory:
         quarantine_reason: str | None = None,
     ) -> Record:
         now = self.clock.now_ms()
+        digest = content_hash(title, body)
         return Record(
-            id=new_memory_id(title, body, now),
+            id=new_memory_id(digest, now),
             scope=scope,
             kind=kind,
             title=title,
@@ -182,7 +183,7 @@ class AgentMemory:
             quarantine_reason=quarantine_reason,
             created_at_ms=now,
             updated_at_ms=now,
-            content_hash=content_hash(title, body),
+            content_hash=digest,
             supersedes=supersedes,
         )
 

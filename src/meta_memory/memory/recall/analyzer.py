@@ -96,21 +96,33 @@ def words(text: str) -> Iterator[str]:
         yield from parts
 
 
+def _word_terms(word: str) -> tuple[str, ...]:
+    """The terms one (non-stopword) word yields; pure, so it is memoized."""
+    if word.isdigit():
+        return (word, WHEN_CUE) if _YEAR.match(word) else (word,)
+    base = IRREGULAR_FORMS.get(word, word)
+    term = base if any(ch.isdigit() for ch in base) else stem(base)
+    out = (term, *_CONCEPTS.get(term, ()))
+    return (*out, WHEN_CUE) if word in TIME_WORDS else out
+
+
+# Analysis runs on every write and every query, and vocabularies are Zipfian: a bounded
+# memo of word -> terms removes most of the stemming work. Cleared whole when full.
+_MEMO: dict[str, tuple[str, ...]] = {}
+_MEMO_MAX = 200_000
+
+
 def _terms(tokens: Iterable[str], stop: frozenset[str]) -> Iterator[str]:
+    memo = _MEMO
     for word in tokens:
         if len(word) < 2 or word in stop:
             continue
-        if word.isdigit():
-            yield word
-            if _YEAR.match(word):
-                yield WHEN_CUE
-            continue
-        base = IRREGULAR_FORMS.get(word, word)
-        term = base if any(ch.isdigit() for ch in base) else stem(base)
-        yield term
-        yield from _CONCEPTS.get(term, ())
-        if word in TIME_WORDS:
-            yield WHEN_CUE
+        terms = memo.get(word)
+        if terms is None:
+            if len(memo) >= _MEMO_MAX:
+                memo.clear()
+            terms = memo[word] = _word_terms(word)
+        yield from terms
 
 
 def index_terms(text: str) -> list[str]:

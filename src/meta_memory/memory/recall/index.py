@@ -48,7 +48,7 @@ class TermIndex(Protocol):
     """Read access to the term index of one scope (only its active records), as the ranker needs it.
 
     Suggested SQL layout: ``postings(scope, term, doc, tf_title, tf_body, tf_tags) WITHOUT ROWID`` with
-    primary key ``(scope, term, doc)``; ``term_df(scope, term, df)`` maintained on write;
+    primary key ``(scope, term, doc)``; df counted from the postings range (or a ``term_df`` table);
     ``records(scope, doc, length, created_at_ms, updated_at_ms, id)`` with an index
     on ``(scope, doc)``; ``scope_stats(scope, doc_count,
     total_length)`` maintained on write.
@@ -61,7 +61,7 @@ class TermIndex(Protocol):
     def document_frequencies(self, terms: Collection[str]) -> Mapping[str, int]:
         """Return df for each term present (absent terms may be omitted or 0).
 
-        One ``SELECT term, df FROM term_df WHERE scope=? AND term IN (...)``: O(len(terms)) index probes.
+        A ``count(*)`` over each term's ``(scope, term)`` postings range (or a df table): O(Σ df) in C.
         """
         ...
 

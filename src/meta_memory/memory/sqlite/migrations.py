@@ -78,12 +78,6 @@ def _m001_records(db: sqlite3.Connection) -> None:
             length INTEGER NOT NULL,                -- the record's indexed length, for BM25
             PRIMARY KEY (scope_id, term_id, doc)
         ) WITHOUT ROWID;
-        CREATE TABLE term_df (
-            scope_id INTEGER NOT NULL,
-            term_id INTEGER NOT NULL,
-            df INTEGER NOT NULL,
-            PRIMARY KEY (scope_id, term_id)
-        ) WITHOUT ROWID;
 
         -- Write-behind queue of recall-index work: appended in the write's own transaction,
         -- drained in batches (before any recall reads the index, and when it grows).

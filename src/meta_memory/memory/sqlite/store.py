@@ -76,6 +76,10 @@ class SqliteRealmStore:
             raise StoreCorrupt(f"cannot open realm file {path}: {exc}") from exc
         try:
             self._db.execute("PRAGMA busy_timeout = 5000")
+            # The recall index is many small random-key b-tree writes and reads: keep its hot
+            # pages in SQLite's cache (64 MiB) and map the file for reads.
+            self._db.execute("PRAGMA cache_size = -65536")
+            self._db.execute("PRAGMA mmap_size = 1073741824")
             mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if mode != "wal":
                 raise sqlite3.DatabaseError(f"journal_mode is {mode}, not wal")
@@ -226,11 +230,6 @@ class SqliteRealmStore:
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(scope_id, term_id, doc, *tfs, analyzed.length) for term_id, tfs in term_ids],
         )
-        db.executemany(
-            "INSERT INTO term_df (scope_id, term_id, df) VALUES (?, ?, 1) "
-            "ON CONFLICT (scope_id, term_id) DO UPDATE SET df = df + 1",
-            [(scope_id, term_id) for term_id, _ in term_ids],
-        )
         db.execute(
             "UPDATE scopes SET doc_count = doc_count + 1, total_len = total_len + ? WHERE scope_id = ?",
             (analyzed.length, scope_id),
@@ -251,9 +250,6 @@ class SqliteRealmStore:
         ids = self.lookup_term_ids(analyze_record(title, body, tags).fields)
         keys = [(scope_id, term_id, doc) for term_id in ids.values()]
         db.executemany("DELETE FROM postings WHERE scope_id = ? AND term_id = ? AND doc = ?", keys)
-        db.executemany(
-            "UPDATE term_df SET df = df - 1 WHERE scope_id = ? AND term_id = ?", [k[:2] for k in keys]
-        )
         db.execute(
             "UPDATE scopes SET doc_count = doc_count - 1, total_len = total_len - ? WHERE scope_id = ?",
             (length, scope_id),

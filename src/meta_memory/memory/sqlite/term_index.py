@@ -1,6 +1,6 @@
 """The recall index of one scope, read from a realm file: :class:`TermIndex` over SQL.
 
-Each method is one indexed statement against the ``postings`` / ``term_df`` / ``scopes`` /
+Each method is one indexed statement against the ``postings`` / ``scopes`` /
 ``records`` tables that :class:`~meta_memory.memory.sqlite.store.SqliteRealmStore`
 maintains in every write transaction.
 """
@@ -39,18 +39,21 @@ class SqliteTermIndex:
         return CollectionStats(row[0], row[1]) if row else CollectionStats(0, 0)
 
     def document_frequencies(self, terms: Collection[str]) -> Mapping[str, int]:
+        # Counted from the postings range itself (C-speed, no per-write df upkeep): a df
+        # table would double the index's random page writes on every remember.
         if self._scope_id is None or not terms:
             return {}
+        out: dict[str, int] = {}
         with self._store._lock:
-            ids = self._store.lookup_term_ids(terms)
-            if not ids:
-                return {}
-            by_id = {v: k for k, v in ids.items()}
-            rows = self._store._db.execute(
-                f"SELECT term_id, df FROM term_df WHERE scope_id = ? AND term_id IN ({_marks(len(ids))})",
-                [self._scope_id, *ids.values()],
-            ).fetchall()
-        return {by_id[term_id]: df for term_id, df in rows if df > 0}
+            db = self._store._db
+            for term, term_id in self._store.lookup_term_ids(terms).items():
+                (df,) = db.execute(
+                    "SELECT count(*) FROM postings WHERE scope_id = ? AND term_id = ?",
+                    (self._scope_id, term_id),
+                ).fetchone()
+                if df:
+                    out[term] = df
+        return out
 
     def _postings(
         self, terms: Collection[str], docs: Collection[int] | None
