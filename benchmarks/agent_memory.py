@@ -13,6 +13,7 @@ printed beside a baseline measured in the same run:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import re
@@ -66,11 +67,11 @@ class Corpus:
     def __init__(self, seed: int = 7, vocab_size: int = 30_000) -> None:
         self.rng = random.Random(seed)
         self.vocab = vocabulary(vocab_size, self.rng)
-        # Zipf-like weights: a few common words, a long tail.
-        self.weights = [1.0 / (rank + 10) for rank in range(vocab_size)]
+        # Zipf-like weights: a few common words, a long tail (cumulative, computed once).
+        self.cum_weights = list(itertools.accumulate(1.0 / (rank + 10) for rank in range(vocab_size)))
 
     def words(self, n: int) -> list[str]:
-        return self.rng.choices(self.vocab, self.weights, k=n)
+        return self.rng.choices(self.vocab, cum_weights=self.cum_weights, k=n)
 
     def record_text(self) -> tuple[str, str]:
         return " ".join(self.words(4)).capitalize(), " ".join(self.words(self.rng.randint(15, 40))) + "."

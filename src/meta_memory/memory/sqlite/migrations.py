@@ -185,10 +185,16 @@ def _m003_import_ledger(db: sqlite3.Connection) -> None:
     )
 
 
+def _m004_store_meta(db: sqlite3.Connection) -> None:
+    """Key/value facts about the file itself (e.g. which analyzer built the recall index)."""
+    db.execute("CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "records_audit_injections_recall_index", _m001_records),
     (2, "governance_tables", _m002_governance),
     (3, "legacy_import_ledger", _m003_import_ledger),
+    (4, "store_meta", _m004_store_meta),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

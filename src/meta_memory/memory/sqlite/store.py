@@ -21,7 +21,7 @@ from typing import Any
 
 from ...clock import Clock
 from ...errors import InternalError, StoreCorrupt, WriteRefused
-from ..recall.analyzer import analyze_record
+from ..recall.analyzer import ANALYZER_VERSION, analyze_record
 from ..records import (
     Author,
     Provenance,
@@ -85,11 +85,41 @@ class SqliteRealmStore:
                 raise sqlite3.DatabaseError(f"journal_mode is {mode}, not wal")
             self._db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'power' else 'NORMAL'}")
             migrate(self._db, clock.now_ms())
+            self._reindex_if_analyzer_changed()
             self._pending_index = self._db.execute("SELECT count(*) FROM index_queue").fetchone()[0]
             self._db.execute("SELECT count(*) FROM records WHERE doc < 0").fetchone()
         except (sqlite3.DatabaseError, RuntimeError) as exc:
             self._db.close()
             raise StoreCorrupt(f"realm file {path} cannot be read as a realm store: {exc}") from exc
+
+    def _reindex_if_analyzer_changed(self) -> None:
+        """Rebuild the recall index when it was built by another analyzer version.
+
+        Terms depend on the analyzer (stemmer, word lists), so an index built by another
+        version would miss matches and could not be unindexed; the rebuild is queued work.
+        """
+        row = self._db.execute("SELECT value FROM store_meta WHERE key = 'analyzer_version'").fetchone()
+        if row is not None and row[0] == str(ANALYZER_VERSION):
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            if row is not None:
+                self._db.execute("DELETE FROM postings")
+                self._db.execute("DELETE FROM index_queue")
+                self._db.execute("UPDATE scopes SET doc_count = 0, total_len = 0")
+                self._db.execute("UPDATE records SET doc_len = 0")
+                self._db.execute(
+                    "INSERT INTO index_queue (doc, op) SELECT doc, 'add' FROM records WHERE status = 'active' ORDER BY doc"
+                )
+            self._db.execute(
+                "INSERT INTO store_meta (key, value) VALUES ('analyzer_version', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(ANALYZER_VERSION),),
+            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     # -- transactions ----------------------------------------------------------------
 
