@@ -22,6 +22,7 @@ from .events import EventSink, MemoryEventSink
 from .ledger.ledger import Ledger
 from .ledger.local_json import LocalJsonBackend
 from .memory.service import AgentMemory
+from .sessions import SessionManager
 from .storage.layout import StateLayout
 from .storage.lock import StateDirLock
 
@@ -38,6 +39,7 @@ class MetaRuntime:
     ledger: Ledger
     agent_memory: AgentMemory | None
     events: EventSink
+    sessions: SessionManager | None = None
     _lock: StateDirLock | None = field(default=None, repr=False)
 
     @classmethod
@@ -83,8 +85,11 @@ class MetaRuntime:
         except BaseException:
             lock.release()
             raise
+        sessions = (
+            SessionManager(agent_memory, config.agent_memory, events) if agent_memory is not None else None
+        )
         log.info("runtime ready on %s", layout.root)
-        return cls(layout, config, clock, ledger, agent_memory, events, lock)
+        return cls(layout, config, clock, ledger, agent_memory, events, sessions, lock)
 
     @property
     def state_dir(self) -> Path:

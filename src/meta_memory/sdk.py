@@ -32,9 +32,11 @@ __all__ = [
     "MemoryIndexResult",
     "MemoryQueryResult",
     "MemoryStoreInfo",
+    "MemoryToolResult",
     "Meta",
     "MetaBuilder",
     "MetaHandle",
+    "Session",
     "local_json",
 ]
 
@@ -154,6 +156,61 @@ class MetaBuilder:
         return MetaHandle(MetaRuntime.open(self._state, config, clock=self._clock))
 
 
+@dataclass(frozen=True)
+class MemoryToolResult:
+    content: str
+    is_error: bool
+    outcome: str  # "stored" | "quarantined" | "none"
+
+
+class Session:
+    """A host session: the same calls as ``meta/session/*``, bound to one session key.
+
+    :meth:`reset` moves this object to the new, clean session key.
+    """
+
+    def __init__(self, handle: MetaHandle, key: str) -> None:
+        self._handle = handle
+        self.key = key
+
+    def _call(self, verb: str, **params: Any) -> Any:
+        return self._handle.call(f"meta/session/{verb}", {"session_key": self.key, **params})
+
+    def build_context(self) -> tuple[str | None, list[str]]:
+        result = self._call("build_context")
+        return result["text"], result["injected"]
+
+    def turn(self, message: str) -> tuple[str, list[str]]:
+        result = self._call("turn", message=message)
+        return result["text"], result["injected"]
+
+    def tool_result(
+        self,
+        tool_name: str,
+        *,
+        provenance: dict[str, Any] | None = None,
+        server_tool: bool = False,
+        is_error: bool = False,
+    ) -> dict[str, bool]:
+        """Report a tool result before the LLM request that consumes it; returns {trusted, tainted}."""
+        params = _drop_none(tool_name=tool_name, provenance=provenance)
+        return dict(self._call("tool_result", server_tool=server_tool, is_error=is_error, **params))
+
+    def memory_tool(self, arguments: dict[str, Any] | str) -> MemoryToolResult:
+        """Run the LLM's ``memory`` tool call; bad arguments come back as ``is_error`` text."""
+        return MemoryToolResult(**self._call("memory_tool", arguments=arguments))
+
+    def reset(self) -> str:
+        self.key = self._call("reset")["session_key"]
+        return self.key
+
+    def compact(self) -> None:
+        self._call("compact")
+
+    def close(self) -> None:
+        self._call("close")
+
+
 class Meta:
     @staticmethod
     def builder() -> MetaBuilder:
@@ -265,6 +322,18 @@ class MetaHandle:
             identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm
         )
         return AgentMemoryUpdateResult(**self.call("meta/agent_memory/update", params))
+
+    def open_session(self, identity: str, *, realm: str | None = None, mob: str | None = None) -> Session:
+        """Open a host session for ``identity`` (a fresh, clean context)."""
+        key = self.call("meta/session/open", _drop_none(identity=identity, realm=realm, mob=mob))[
+            "session_key"
+        ]
+        return Session(self, key)
+
+    def memory_tool_definitions(self, format: str = "json_schema") -> list[dict[str, Any]]:
+        """The ``memory`` tool for the LLM: ``json_schema`` (MCP shape), ``openai``,
+        ``openai_responses`` or ``anthropic``; empty when the recorder tool is off."""
+        return list(self.call("meta/session/tool_definitions", {"format": format})["tools"])
 
     def status(self) -> dict[str, Any]:
         return dict(self.call("meta/status"))

@@ -62,7 +62,16 @@ def test_the_ledger_methods_exist_on_rpc_only_and_are_not_found_on_console_rpc(
 def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: Rpc) -> None:
     sdk = rpc(client, "meta/capabilities")["result"]["methods"]
     console = rpc(client, "meta/capabilities", path="/console/rpc")["result"]["methods"]
-    assert sorted(sdk) == sorted([*LEDGER_METHODS, *AGENT_MEMORY_METHODS, "meta/capabilities", "meta/status"])
+    sessions = [
+        f"meta/session/{verb}"
+        for verb in (
+            "open", "build_context", "turn", "tool_result", "memory_tool", "reset", "compact", "close",
+            "tool_definitions",
+        )
+    ]
+    assert sorted(sdk) == sorted(
+        [*LEDGER_METHODS, *AGENT_MEMORY_METHODS, *sessions, "meta/capabilities", "meta/status"]
+    )
     assert sorted(console) == sorted([*AGENT_MEMORY_METHODS, "meta/capabilities", "meta/status"])
 
 

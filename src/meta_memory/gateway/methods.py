@@ -11,8 +11,12 @@ from typing import Any
 from ..errors import CapabilityUnavailable, InvalidParams
 from ..ledger.model import parse_index_params, parse_query_params, parse_stores_params
 from ..memory.service import AgentMemory
+from ..recorder import anthropic_tool, mcp_tool_definition, openai_responses_tool, openai_tool
 from ..runtime import MetaRuntime
+from ..sessions import SessionManager
 from .dispatch import SDK, CallContext, Method
+
+SDK_ONLY = frozenset({SDK})
 
 __all__ = ["build_methods"]
 
@@ -69,6 +73,53 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
         record, supersedes = agent_memory().update(params)
         return {"memory_id": record.id, "supersedes": supersedes}
 
+    def sessions() -> SessionManager:
+        if runtime.sessions is None:
+            raise CapabilityUnavailable("host sessions need agent memory (configure [agent_memory])")
+        return runtime.sessions
+
+    def session_open(params: Any, ctx: CallContext) -> dict[str, Any]:
+        return {"session_key": sessions().open(params).key}
+
+    def session_build_context(params: Any, ctx: CallContext) -> dict[str, Any]:
+        result = sessions().build_context(params)
+        return {"text": result.text, "injected": list(result.injected)}
+
+    def session_turn(params: Any, ctx: CallContext) -> dict[str, Any]:
+        text, result = sessions().turn(params)
+        return {"text": text, "injected": list(result.injected)}
+
+    def session_tool_result(params: Any, ctx: CallContext) -> dict[str, Any]:
+        return sessions().tool_result(params)
+
+    def session_memory_tool(params: Any, ctx: CallContext) -> dict[str, Any]:
+        return sessions().memory_tool(params).to_wire()
+
+    def session_reset(params: Any, ctx: CallContext) -> dict[str, Any]:
+        return {"session_key": sessions().reset(params).key}
+
+    def session_compact(params: Any, ctx: CallContext) -> dict[str, Any]:
+        return {"session_key": sessions().compact(params).key}
+
+    def session_close(params: Any, ctx: CallContext) -> dict[str, Any]:
+        sessions().close(params)
+        return {"closed": True}
+
+    def session_tool_definitions(params: Any, ctx: CallContext) -> dict[str, Any]:
+        _no_params(params)
+        fmt = (params or {}).get("format", "json_schema")
+        if runtime.sessions is None or not runtime.config.agent_memory.recorder_tool:
+            return {"tools": []}
+        shapes = {
+            "json_schema": mcp_tool_definition,
+            "openai": openai_tool,
+            "openai_responses": openai_responses_tool,
+            "anthropic": anthropic_tool,
+        }
+        if fmt not in shapes:
+            raise InvalidParams(f"format must be one of {', '.join(sorted(shapes))} (got {fmt!r})")
+        return {"tools": [shapes[fmt]()]}
+
     has_agent_memory = lambda: runtime.agent_memory is not None  # noqa: E731
     table: dict[str, Method] = {
         m.name: m
@@ -82,6 +133,28 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             Method("meta/agent_memory/recall", recall, available=has_agent_memory),
             Method("meta/agent_memory/forget", forget, mutating=True, available=has_agent_memory),
             Method("meta/agent_memory/update", update, mutating=True, available=has_agent_memory),
+            Method("meta/session/open", session_open, surfaces=SDK_ONLY, available=has_agent_memory),
+            Method(
+                "meta/session/build_context",
+                session_build_context,
+                surfaces=SDK_ONLY,
+                available=has_agent_memory,
+            ),
+            Method("meta/session/turn", session_turn, surfaces=SDK_ONLY, available=has_agent_memory),
+            Method(
+                "meta/session/tool_result", session_tool_result, surfaces=SDK_ONLY, available=has_agent_memory
+            ),
+            Method(
+                "meta/session/memory_tool",
+                session_memory_tool,
+                surfaces=SDK_ONLY,
+                mutating=True,
+                available=lambda: runtime.sessions is not None and runtime.config.agent_memory.recorder_tool,
+            ),
+            Method("meta/session/reset", session_reset, surfaces=SDK_ONLY, available=has_agent_memory),
+            Method("meta/session/compact", session_compact, surfaces=SDK_ONLY, available=has_agent_memory),
+            Method("meta/session/close", session_close, surfaces=SDK_ONLY, available=has_agent_memory),
+            Method("meta/session/tool_definitions", session_tool_definitions, surfaces=SDK_ONLY),
         )
     }
     return table

@@ -24,6 +24,8 @@ __all__ = [
     "UpdateParams",
     "normalize_tags",
     "parse_forget",
+    "parse_identity",
+    "parse_optional_name",
     "parse_recall",
     "parse_remember",
     "parse_update",
@@ -93,6 +95,21 @@ def _identity(p: dict[str, Any]) -> str:
     ):
         raise InvalidParams("identity must be a valid non-empty string")
     return value
+
+
+def parse_identity(p: dict[str, Any]) -> str:
+    """The ``identity`` param, by the one rule every surface shares."""
+    return _identity(p)
+
+
+def parse_optional_name(p: dict[str, Any], name: str) -> str | None:
+    """An optional non-empty name param (``realm``, ``mob``); ``None`` when absent."""
+    value = p.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidParams(f"{name} must be a non-empty string when provided")
+    return value.strip()
 
 
 def _realm(p: dict[str, Any], default: str) -> str:

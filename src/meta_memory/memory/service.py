@@ -19,32 +19,50 @@ from typing import Any
 
 from ..clock import Clock
 from ..config import AgentMemoryConfig
-from ..errors import InvalidParams, MetaError
+from ..errors import InvalidParams, MetaError, WriteRefused
 from ..events import EventSink
 from ..storage.layout import StateLayout
 from .injection import InjectableRecord, SessionInjectionBudget, defang_inbound, new_nonce
 from .legacy_import import ImportReport, ProgressFn, import_legacy_realm
-from .params import parse_forget, parse_recall, parse_remember, parse_update
+from .params import MAX_ENTRIES_LIMIT, parse_forget, parse_recall, parse_remember, parse_update
 from .recall.provider import LexicalRecallProvider, RecallProvider, RecallQuery
 from .records import (
     APPLICATION,
     Author,
+    Evidence,
     Provenance,
     Record,
     RecordKind,
     Scope,
+    ScopeKind,
     Status,
     Trust,
+    VerificationClaim,
     content_hash,
     new_memory_id,
 )
 from .sqlite.store import SqliteRealmStore
 from .store import InjectionRow
-from .validator import CreateOp, WriteBatch
+from .validator import CreateOp, WriteBatch, validate_fields
 
-__all__ = ["AgentMemory", "InjectionResult"]
+__all__ = ["AgentDraft", "AgentMemory", "InjectionResult"]
 
 log = logging.getLogger("meta_memory.agent_memory")
+
+
+@dataclass(frozen=True)
+class AgentDraft:
+    """What an agent asked to write, already parsed and normalized."""
+
+    identity: str
+    realm: str
+    title: str
+    body: str
+    tags: tuple[str, ...] = ()
+    description: str = ""
+    kind: RecordKind = RecordKind.FACT
+    verification: VerificationClaim | None = None
+    evidence: tuple[Evidence, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -153,6 +171,97 @@ class AgentMemory:
         store.mark_recalled((r.id for r in records), self.clock.now_ms())
         return records
 
+    # -- LLM-authored writes (the recorder tool) -------------------------------------------
+    #
+    # The caller (a host session) has already asked the write gate: ``quarantine_reason`` is
+    # its verdict. Authorship is the agent itself, the scope its own identity, the tier
+    # ``agent_observed`` at most; the store validator enforces all three again.
+
+    def agent_remember(self, draft: AgentDraft, *, quarantine_reason: str | None) -> tuple[Record, bool]:
+        """Store an agent's own observation. Returns (record, deduplicated)."""
+        author = Author("agent", identity=draft.identity)
+        record = self._new_record(
+            Scope.identity(draft.realm, draft.identity),
+            draft.title,
+            draft.body,
+            draft.tags,
+            author,
+            kind=draft.kind,
+            description=draft.description,
+            verification=draft.verification,
+            evidence=draft.evidence,
+            status=Status.QUARANTINED if quarantine_reason else Status.ACTIVE,
+            quarantine_reason=quarantine_reason,
+        )
+        result = self.store(draft.realm).commit(
+            WriteBatch(draft.realm, author, (CreateOp(record),)), dedup=True
+        )
+        return result.records[0], result.deduplicated
+
+    def agent_update(self, draft: AgentDraft, memory_id: str, *, quarantine_reason: str | None) -> Record:
+        """Supersede ``memory_id`` within the agent's own lineage. A quarantined update leaves
+        the prior version active until review."""
+        author = Author("agent", identity=draft.identity)
+        store = self.store(draft.realm)
+        scope = Scope.identity(draft.realm, draft.identity)
+        prior = store.get(memory_id)
+        if prior is None or prior.scope != scope:
+            raise WriteRefused(
+                "unknown-record", f"record '{memory_id}' does not belong to the requested scope"
+            )
+        record = self._new_record(
+            scope,
+            draft.title,
+            draft.body,
+            draft.tags,
+            author,
+            supersedes=memory_id,
+            kind=draft.kind,
+            description=draft.description,
+            verification=draft.verification,
+            evidence=draft.evidence,
+            status=Status.QUARANTINED if quarantine_reason else Status.ACTIVE,
+            quarantine_reason=quarantine_reason,
+        )
+        return store.commit(WriteBatch(draft.realm, author, (CreateOp(record),))).records[0]
+
+    def agent_forget(self, identity: str, realm: str, memory_id: str) -> bool:
+        return self.store(realm).forget(
+            Scope.identity(realm, identity), memory_id, Author("agent", identity=identity)
+        )
+
+    def recall_for(self, identity: str, realm: str, query_text: str | None, max_entries: int) -> list[Record]:
+        """Explicit recall on behalf of an agent (contextual with text, newest without)."""
+        query = RecallQuery(
+            scope=Scope.identity(realm, identity),
+            selection="contextual" if query_text else "always",
+            query_text=query_text,
+            query_terms=(),
+            max_entries=max(1, min(max_entries, MAX_ENTRIES_LIMIT)),
+        )
+        store = self.store(realm)
+        records = self.provider.recall(store, query)
+        store.mark_recalled((r.id for r in records), self.clock.now_ms())
+        return records
+
+    def propose(self, draft: AgentDraft, mob: str, *, tainted: bool) -> str:
+        """Queue a proposal for mob scope; a steward or operator commits it later."""
+        validate_fields(draft.title, draft.description, draft.body, draft.tags)
+        now = self.clock.now_ms()
+        proposal_id = f"prop-{now:x}-{content_hash(draft.title, draft.body)[:16]}"
+        self.store(draft.realm).create_proposal(
+            proposal_id=proposal_id,
+            scope=Scope(ScopeKind.MOB, draft.realm, mob),
+            kind=draft.kind.value,
+            title=draft.title,
+            description=draft.description,
+            body=draft.body,
+            tags=draft.tags,
+            author=Author("agent", identity=draft.identity),
+            tainted=tainted,
+        )
+        return proposal_id
+
     def _new_record(
         self,
         scope: Scope,
@@ -166,6 +275,8 @@ class AgentMemory:
         description: str = "",
         status: Status = Status.ACTIVE,
         quarantine_reason: str | None = None,
+        verification: VerificationClaim | None = None,
+        evidence: tuple[Evidence, ...] = (),
     ) -> Record:
         now = self.clock.now_ms()
         digest = content_hash(title, body)
@@ -177,7 +288,7 @@ class AgentMemory:
             description=description,
             body=body,
             tags=tags,
-            provenance=Provenance(author=author),
+            provenance=Provenance(author=author, evidence=evidence, verification=verification),
             trust=Trust.AGENT_OBSERVED,
             status=status,
             quarantine_reason=quarantine_reason,
@@ -200,6 +311,7 @@ class AgentMemory:
         session_key: str | None,
         query_text: str | None,
         query_terms: tuple[str, ...] = (),
+        selection: str | None = None,
     ) -> InjectionResult:
         """Automatic injection for a build or a turn, bounded by ``recall_timeout_ms``.
 
@@ -209,7 +321,7 @@ class AgentMemory:
         realm = realm or self.config.realm
         query = RecallQuery(
             scope=Scope.identity(realm, identity),
-            selection=self.config.selection,
+            selection=selection or self.config.selection,
             query_text=query_text,
             query_terms=query_terms,
             max_entries=self.config.max_entries,

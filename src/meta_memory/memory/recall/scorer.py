@@ -187,7 +187,7 @@ def _add_restricted(
     for term, postings in sorted(index.postings_for_docs(terms, docs).items()):
         scorer.add(term, postings, avg_length)
         if not term.startswith(CUE_PREFIX):
-            matched.update(p.doc for p in postings)
+            matched.update(p[0] for p in postings)  # p.doc; rows may be plain tuples
     return matched
 
 

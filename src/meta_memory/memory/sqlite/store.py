@@ -404,6 +404,80 @@ class SqliteRealmStore:
         assert cur.lastrowid is not None
         return cur.lastrowid
 
+    def create_proposal(
+        self,
+        *,
+        proposal_id: str,
+        scope: Scope,
+        kind: str,
+        title: str,
+        description: str,
+        body: str,
+        tags: Sequence[str],
+        author: Author,
+        tainted: bool,
+    ) -> None:
+        """Queue a pending proposal (mob/operator scope) with one audit row."""
+        now = self._clock.now_ms()
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO proposals (proposal_id, scope_kind, scope_key, kind, title, description, body, tags, "
+                "author, status, tainted, created_at_ms, updated_at_ms) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+                (
+                    proposal_id,
+                    scope.kind.value,
+                    scope.key,
+                    kind,
+                    title,
+                    description,
+                    body,
+                    _dumps(list(tags)),
+                    _dumps(author.to_wire()),
+                    int(tainted),
+                    now,
+                    now,
+                ),
+            )
+            db.execute(
+                "INSERT INTO audit (at_ms, op, record_id, author, detail) VALUES (?, 'propose', ?, ?, ?)",
+                (
+                    now,
+                    proposal_id,
+                    _dumps(author.to_wire()),
+                    _dumps(
+                        {
+                            "op": "propose",
+                            "author": author.to_wire(),
+                            "tainted": tainted,
+                            "scope": scope.to_wire(),
+                        }
+                    ),
+                ),
+            )
+
+    def proposals(self) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT proposal_id, scope_kind, scope_key, kind, title, author, status, tainted, created_at_ms "
+                "FROM proposals ORDER BY created_at_ms DESC, proposal_id DESC"
+            ).fetchall()
+        return [
+            {
+                "realm": self.realm,
+                "proposal_id": pid,
+                "scope_kind": sk,
+                "scope_key": key,
+                "kind": kind,
+                "title": title,
+                "author": json.loads(author),
+                "status": status,
+                "tainted": bool(tainted),
+                "created_at_ms": created,
+            }
+            for pid, sk, key, kind, title, author, status, tainted, created in rows
+        ]
+
     def import_records(
         self,
         file_name: str,

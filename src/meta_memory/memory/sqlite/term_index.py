@@ -8,7 +8,7 @@ maintains in every write transaction.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..recall.index import CollectionStats, Posting, TieKey
 
@@ -75,7 +75,9 @@ class SqliteTermIndex:
                     args.extend(docs)
                 rows = db.execute(sql, args).fetchall()
                 if rows:
-                    out[term] = [Posting(*row) for row in rows]
+                    # Rows already have Posting's shape; building NamedTuples per row costs more
+                    # than the scoring loop that unpacks them.
+                    out[term] = cast(list[Posting], rows)
         return out
 
     def postings(self, terms: Collection[str]) -> Mapping[str, Sequence[Posting]]:

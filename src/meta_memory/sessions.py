@@ -1,0 +1,315 @@
+"""Host sessions: one small object per identity-first session of a host's own agent loop.
+
+A host (raw OpenAI / Anthropic tool calling, LangGraph, PydanticAI, ... in any language over
+JSON-RPC) opens a session for an identity, asks for the build-time memory block, wraps each
+user message, reports every tool result before the LLM request that consumes it, and hands
+the LLM's ``memory`` tool calls to :meth:`SessionManager.memory_tool`. Reporting a result
+marks taint synchronously, so a write issued right after the first untrusted ingestion
+already sees it: the gate reads the same tracker the report wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import AgentMemoryConfig
+from .errors import CapabilityUnavailable, InvalidParams, MetaError
+from .events import EventSink
+from .memory.injection import SessionInjectionBudget, turn_text
+from .memory.params import parse_identity, parse_optional_name
+from .memory.records import Author, Evidence, RecordKind, VerificationClaim
+from .memory.service import AgentDraft, AgentMemory, InjectionResult
+from .recorder import ToolArgumentError, ToolCall, parse_memory_tool_arguments
+from .trust import ContentTrustPolicy, TaintTracker, ToolProvenance, WriteGate, classify
+
+__all__ = ["HostSession", "SessionManager", "ToolOutcome"]
+
+_MAX_OPEN_SESSIONS = 4096
+
+
+@dataclass
+class HostSession:
+    key: str
+    identity: str
+    realm: str
+    mob: str | None
+    nonce: str
+    budget: SessionInjectionBudget = field(default_factory=SessionInjectionBudget)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What a ``memory`` tool call returns to the LLM. ``outcome``: stored | quarantined | none.
+
+    Tool results are an indexing-excluded message class: hosts must not feed them (confirmations
+    or recalled records) back into any memory or semantic index.
+    """
+
+    content: str
+    is_error: bool
+    outcome: str
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"content": self.content, "is_error": self.is_error, "outcome": self.outcome}
+
+
+def _new_key() -> str:
+    return f"sess-{secrets.token_hex(12)}"
+
+
+class SessionManager:
+    """Open host sessions of one runtime (thread-safe)."""
+
+    def __init__(self, memory: AgentMemory, config: AgentMemoryConfig, events: EventSink) -> None:
+        self.memory = memory
+        self.config = config
+        self.events = events
+        self.policy = ContentTrustPolicy.from_config(config.content_trust)
+        self.tracker = TaintTracker(events)
+        self.gate = WriteGate(self.tracker, events, llm_writes=config.llm_writes)
+        self._sessions: dict[str, HostSession] = {}
+        self._lock = threading.Lock()
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def open(self, params: Any) -> HostSession:
+        p = _obj(params)
+        identity = parse_identity(p)
+        realm = parse_optional_name(p, "realm") or self.config.realm
+        mob = parse_optional_name(p, "mob")
+        return self._start(identity, realm, mob)
+
+    def _start(self, identity: str, realm: str, mob: str | None) -> HostSession:
+        session = HostSession(_new_key(), identity, realm, mob, self.memory.new_nonce())
+        with self._lock:
+            if len(self._sessions) >= _MAX_OPEN_SESSIONS:
+                raise CapabilityUnavailable(
+                    f"too many open sessions ({_MAX_OPEN_SESSIONS}); close finished sessions with meta/session/close"
+                )
+            self._sessions[session.key] = session
+        self.tracker.begin_session(identity, session.key)
+        return session
+
+    def get(self, params: Any) -> HostSession:
+        key = _obj(params).get("session_key")
+        if not isinstance(key, str) or not key:
+            raise InvalidParams("session_key must be a non-empty string")
+        with self._lock:
+            session = self._sessions.get(key)
+        if session is None:
+            raise InvalidParams(f"unknown session_key '{key}' (closed, reset, or never opened)")
+        return session
+
+    def reset(self, params: Any) -> HostSession:
+        """A fresh context: a new clean session; the old one becomes a reset boundary."""
+        old = self.get(params)
+        with self._lock:
+            self._sessions.pop(old.key, None)
+        new = HostSession(_new_key(), old.identity, old.realm, old.mob, self.memory.new_nonce())
+        with self._lock:
+            self._sessions[new.key] = new
+        self.tracker.reset(old.identity, old.key, new.key)
+        return new
+
+    def compact(self, params: Any) -> HostSession:
+        """The host compacted its context: injected bodies may be gone, so the budget and
+        de-duplication restart. Taint does not clear."""
+        session = self.get(params)
+        with session.lock:
+            session.budget.compact()
+        return session
+
+    def close(self, params: Any) -> None:
+        session = self.get(params)
+        with self._lock:
+            self._sessions.pop(session.key, None)
+        self.tracker.end_session(session.key)
+
+    # -- context -------------------------------------------------------------------------
+
+    def build_context(self, params: Any) -> InjectionResult:
+        session = self.get(params)
+        with session.lock:
+            return self.memory.assemble(
+                identity=session.identity,
+                realm=session.realm,
+                budget=session.budget,
+                nonce=session.nonce,
+                surface="build",
+                session_key=None,
+                query_text=None,
+                # A new context has no message to match yet: it starts with the identity's
+                # newest memory (the turn blocks that follow are contextual).
+                selection="always",
+            )
+
+    def turn(self, params: Any) -> tuple[str, InjectionResult]:
+        p = _obj(params)
+        session = self.get(p)
+        message = p.get("message")
+        if not isinstance(message, str):
+            raise InvalidParams("message must be a string")
+        with session.lock:
+            result = self.memory.assemble(
+                identity=session.identity,
+                realm=session.realm,
+                budget=session.budget,
+                nonce=session.nonce,
+                surface="turn",
+                session_key=session.key,
+                query_text=message if message.strip() else None,
+            )
+        return turn_text(result.text, self.memory.defang(message)), result
+
+    # -- tool results and the firewall ------------------------------------------------------
+
+    def tool_result(self, params: Any) -> dict[str, bool]:
+        """Classify a tool result the host is about to hand to the LLM, and taint on untrusted."""
+        p = _obj(params)
+        tool_name = p.get("tool_name")
+        if not isinstance(tool_name, str) or not tool_name.strip():
+            raise InvalidParams("tool_name must be a non-empty string")
+        provenance = _provenance(p.get("provenance"))
+        server_tool = _flag(p, "server_tool")
+        _flag(p, "is_error")  # an error from an untrusted tool is still untrusted content
+        verdict = classify(self.policy, tool_name, provenance, server_tool=server_tool)
+        if "session_key" in p:
+            session = self.get(p)
+            identity, key = session.identity, session.key
+        else:  # ingestion before the host has a session: identity-level pending taint
+            identity, key = parse_identity(p), None
+        tainted = False
+        if not verdict.trusted:
+            tainted = self.tracker.mark_untrusted(identity, key, verdict.source)
+        elif key is not None:
+            tainted = self.tracker.taint_of(key) is not None
+        return {"trusted": verdict.trusted, "tainted": tainted}
+
+    def memory_tool(self, params: Any) -> ToolOutcome:
+        """Run one ``memory`` tool call an LLM made. Bad arguments come back as a tool error."""
+        if not self.config.recorder_tool:
+            raise CapabilityUnavailable(
+                "the memory recorder tool is disabled (agent_memory.recorder_tool = false)"
+            )
+        p = _obj(params)
+        session = self.get(p)
+        try:
+            call = parse_memory_tool_arguments(p.get("arguments"))
+            return self._run(session, call)
+        except ToolArgumentError as exc:
+            return ToolOutcome(str(exc), True, "none")
+        except MetaError as exc:
+            if isinstance(exc, CapabilityUnavailable):
+                raise
+            return ToolOutcome(exc.message, True, "none")
+
+    def _run(self, session: HostSession, call: ToolCall) -> ToolOutcome:
+        if call.action == "recall":
+            records = self.memory.recall_for(
+                session.identity, session.realm, call.query_text, call.max_entries or self.config.max_entries
+            )
+            if not records:
+                return ToolOutcome("No matching memory records.", False, "none")
+            payload = [
+                {
+                    "memory_id": r.id,
+                    "title": r.title,
+                    "body": r.body,
+                    "tags": list(r.tags),
+                    "updated_at_ms": r.updated_at_ms,
+                }
+                for r in records
+            ]
+            return ToolOutcome(json.dumps(payload, ensure_ascii=False), False, "none")
+        if call.action == "forget":
+            assert call.memory_id is not None
+            if not self.memory.agent_forget(session.identity, session.realm, call.memory_id):
+                return ToolOutcome(f"memory {call.memory_id} was not found in your scope", True, "none")
+            return ToolOutcome(f"Forgot memory {call.memory_id}.", False, "none")
+        draft = self._draft(session, call)
+        if call.action == "propose_to_mob":
+            if session.mob is None:
+                return ToolOutcome(
+                    "propose_to_mob needs a mob context; this session has no mob", True, "none"
+                )
+            tainted = self.tracker.taint_of(session.key) is not None
+            proposal_id = self.memory.propose(draft, session.mob, tainted=tainted)
+            return ToolOutcome(
+                f"Proposed to mob {session.mob} as {proposal_id}; a steward or operator must commit it.",
+                False,
+                "none",
+            )
+        author = Author("agent", identity=session.identity)
+        reason = self.gate.decide(realm=session.realm, author=author, session_key=session.key)
+        if call.action == "update":
+            assert call.memory_id is not None
+            record = self.memory.agent_update(draft, call.memory_id, quarantine_reason=reason)
+            verb = f"Updated memory {call.memory_id} as {record.id}"
+        else:
+            record, deduplicated = self.memory.agent_remember(draft, quarantine_reason=reason)
+            if deduplicated:
+                return ToolOutcome(
+                    f"Already remembered as {record.id}; nothing new was stored.", False, "stored"
+                )
+            verb = f"Stored memory {record.id}"
+        if reason is not None:
+            return ToolOutcome(
+                f"{verb}, but it is QUARANTINED pending review ({reason}): it will not be recalled or "
+                "injected until a reviewer releases it.",
+                False,
+                "quarantined",
+            )
+        return ToolOutcome(f"{verb}.", False, "stored")
+
+    def _draft(self, session: HostSession, call: ToolCall) -> AgentDraft:
+        assert call.title is not None and call.body is not None
+        verification = None
+        if call.epistemic == "verified_claim":
+            verification = VerificationClaim(checked="agent", evidence=call.verification_evidence)
+        return AgentDraft(
+            identity=session.identity,
+            realm=session.realm,
+            title=call.title,
+            body=call.body,
+            tags=call.tags,
+            description=call.description,
+            kind=call.kind if isinstance(call.kind, RecordKind) else RecordKind(call.kind),
+            verification=verification,
+            evidence=(Evidence(session.key),),
+        )
+
+
+def _obj(params: Any) -> dict[str, Any]:
+    if not isinstance(params, dict):
+        raise InvalidParams("params must be a JSON object")
+    return params
+
+
+def _flag(p: dict[str, Any], name: str) -> bool:
+    value = p.get(name, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise InvalidParams(f"{name} must be a boolean when provided")
+    return value
+
+
+def _provenance(value: Any) -> ToolProvenance | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InvalidParams("provenance must be an object {kind, source_id} when provided")
+    kind, source_id = value.get("kind"), value.get("source_id")
+    if not isinstance(kind, str) or not kind.strip():
+        raise InvalidParams("provenance.kind must be a non-empty string")
+    if source_id is not None and not isinstance(source_id, str):
+        raise InvalidParams("provenance.source_id must be a string when provided")
+    unknown = sorted(set(value) - {"kind", "source_id"})
+    if unknown:
+        raise InvalidParams(f"unsupported provenance fields: {', '.join(unknown)}")
+    return ToolProvenance(kind=kind, source_id=source_id)
