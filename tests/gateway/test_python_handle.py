@@ -77,7 +77,7 @@ def test_agent_memory_calls_return_typed_records_and_forget_results(handle: Meta
 def test_errors_raise_meta_error_subclasses_carrying_their_wire_code(
     tmp_path: Path, handle: MetaHandle
 ) -> None:
-    with pytest.raises(InvalidParams, match=r"^entity must be a non-empty string$") as bad:
+    with pytest.raises(InvalidParams, match=r"^Invalid params: entity must be a non-empty string$") as bad:
         handle.memory_index("  ", "topic", fact="f")
     with pytest.raises(MethodNotFound) as unknown:
         handle.call("meta/memory/delete")

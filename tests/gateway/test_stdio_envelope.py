@@ -164,6 +164,8 @@ PARAM_CASES = [
 def test_bad_params_get_the_reference_message_on_the_wire_and_from_the_python_handle(
     session: Any, handle: MetaHandle, method: str, params: Any, message: str
 ) -> None:
+    if method.startswith("meta/memory/"):
+        message = "Invalid params: " + message  # ledger methods prefix, as upstream (REFERENCE 1.2)
     reply = session.call(method, params, id="params")
     assert reply == {"jsonrpc": "2.0", "id": "params", "error": {"code": -32602, "message": message}}
     with pytest.raises(InvalidParams) as raised:

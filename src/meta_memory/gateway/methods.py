@@ -6,7 +6,8 @@ shared with the Python API) and shape the result for the wire.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..errors import CapabilityUnavailable, InvalidParams
 from ..ledger.model import parse_index_params, parse_query_params, parse_stores_params
@@ -17,8 +18,20 @@ from ..sessions import SessionManager
 from .dispatch import SDK, CallContext, Method
 
 SDK_ONLY = frozenset({SDK})
+T = TypeVar("T")
 
 __all__ = ["build_methods"]
+
+
+LEDGER_PARAMS_PREFIX = "Invalid params: "
+
+
+def _ledger_params(parse: Callable[[Any], T], params: Any) -> T:
+    """Ledger (and gating) methods prefix their -32602 messages, as upstream does (REFERENCE 1.2)."""
+    try:
+        return parse(params)
+    except InvalidParams as exc:
+        raise InvalidParams(LEDGER_PARAMS_PREFIX + exc.message) from None
 
 
 def _no_params(params: Any) -> None:
@@ -50,13 +63,13 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
         }
 
     def memory_index(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return runtime.ledger.index(parse_index_params(params)).to_wire()
+        return runtime.ledger.index(_ledger_params(parse_index_params, params)).to_wire()
 
     def memory_query(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return runtime.ledger.query(parse_query_params(params)).to_wire()
+        return runtime.ledger.query(_ledger_params(parse_query_params, params)).to_wire()
 
     def memory_stores(params: Any, ctx: CallContext) -> dict[str, Any]:
-        parse_stores_params(params)
+        _ledger_params(parse_stores_params, params)
         return runtime.ledger.stores().to_wire()
 
     def remember(params: Any, ctx: CallContext) -> dict[str, Any]:
