@@ -21,10 +21,10 @@ from .errors import CapabilityUnavailable, InvalidParams, MetaError
 from .events import EventSink
 from .memory.injection import SessionInjectionBudget, turn_text
 from .memory.params import parse_identity, parse_optional_name
-from .memory.records import Author, Evidence, RecordKind, VerificationClaim
+from .memory.records import Author, Evidence, VerificationClaim
 from .memory.service import AgentDraft, AgentMemory, InjectionResult
 from .recorder import ToolArgumentError, ToolCall, parse_memory_tool_arguments
-from .trust import ContentTrustPolicy, TaintTracker, ToolProvenance, WriteGate, classify
+from .trust import ContentTrustPolicy, TaintTracker, ToolProvenance, WriteGate, classify, emit_quarantined
 
 __all__ = ["HostSession", "SessionManager", "ToolOutcome"]
 
@@ -245,7 +245,9 @@ class SessionManager:
                 "none",
             )
         author = Author("agent", identity=session.identity)
-        reason = self.gate.decide(realm=session.realm, author=author, session_key=session.key)
+        # The verdict is taken before the write; the event is emitted only once a quarantined
+        # record really landed (not for a refused write, nor for a de-duplicated one).
+        reason = self.gate.quarantine_reason(author=author, session_key=session.key)
         if call.action == "update":
             assert call.memory_id is not None
             record = self.memory.agent_update(draft, call.memory_id, quarantine_reason=reason)
@@ -258,6 +260,7 @@ class SessionManager:
                 )
             verb = f"Stored memory {record.id}"
         if reason is not None:
+            emit_quarantined(self.events, realm=session.realm, author=author, reason=reason)
             return ToolOutcome(
                 f"{verb}, but it is QUARANTINED pending review ({reason}): it will not be recalled or "
                 "injected until a reviewer releases it.",
@@ -278,7 +281,7 @@ class SessionManager:
             body=call.body,
             tags=call.tags,
             description=call.description,
-            kind=call.kind if isinstance(call.kind, RecordKind) else RecordKind(call.kind),
+            kind=call.kind,
             verification=verification,
             evidence=(Evidence(session.key),),
         )

@@ -154,7 +154,7 @@ _SCHEMA: Final[dict[str, Any]] = {
         },
         "max_entries": {
             "type": "integer",
-            "minimum": 1, "maximum": 64,
+            "minimum": 1,
             "description": (
                 f"How many records recall may return at most (values above {MAX_ENTRIES_LIMIT} are "
                 "lowered to it). Used by recall."
