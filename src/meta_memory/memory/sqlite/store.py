@@ -69,6 +69,8 @@ class SqliteRealmStore:
         self._txn_new_scopes: list[tuple[str, str]] = []
         self._pending_index = 0
         self._flush_pending = False
+        # scope_id -> term_id -> df, for the term index; dropped for a scope whenever its postings change.
+        self._df_cache: dict[int, dict[int, int]] = {}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -105,6 +107,7 @@ class SqliteRealmStore:
         try:
             if row is not None:
                 self._db.execute("DELETE FROM postings")
+                self._df_cache.clear()
                 self._db.execute("DELETE FROM index_queue")
                 self._db.execute("UPDATE scopes SET doc_count = 0, total_len = 0")
                 self._db.execute("UPDATE records SET doc_len = 0")
@@ -142,6 +145,7 @@ class SqliteRealmStore:
                     self._term_ids.pop(term, None)
                 for key in self._txn_new_scopes:
                     self._scope_by_id.pop(self._scope_ids.pop(key), None)
+                self._df_cache.clear()
                 self._pending_index = self._db.execute("SELECT count(*) FROM index_queue").fetchone()[0]
                 self._flush_pending = False
                 raise
@@ -253,6 +257,7 @@ class SqliteRealmStore:
     def _index(
         self, db: sqlite3.Connection, doc: int, scope_id: int, title: str, body: str, tags: Sequence[str]
     ) -> None:
+        self._df_cache.pop(scope_id, None)
         analyzed = analyze_record(title, body, tags)
         term_ids = [(self._term_id(term), tfs) for term, tfs in analyzed.fields.items()]
         db.executemany(
@@ -276,6 +281,7 @@ class SqliteRealmStore:
         tags: Sequence[str],
         length: int,
     ) -> None:
+        self._df_cache.pop(scope_id, None)
         # Postings are keyed (scope, term, doc): re-derive this doc's terms from its text.
         ids = self.lookup_term_ids(analyze_record(title, body, tags).fields)
         keys = [(scope_id, term_id, doc) for term_id in ids.values()]

@@ -39,18 +39,24 @@ class SqliteTermIndex:
         return CollectionStats(row[0], row[1]) if row else CollectionStats(0, 0)
 
     def document_frequencies(self, terms: Collection[str]) -> Mapping[str, int]:
-        # Counted from the postings range itself (C-speed, no per-write df upkeep): a df
-        # table would double the index's random page writes on every remember.
+        # Counted from the postings range itself (C-speed, no per-write df upkeep: a df table
+        # would double the index's random page writes on every remember), and memoized per
+        # scope until the next drain changes that scope's postings.
         if self._scope_id is None or not terms:
             return {}
         out: dict[str, int] = {}
         with self._store._lock:
+            cache = self._store._df_cache.setdefault(self._scope_id, {})
+            if len(cache) > 50_000:  # a bound, not an eviction policy: refill on demand
+                cache.clear()
             db = self._store._db
             for term, term_id in self._store.lookup_term_ids(terms).items():
-                (df,) = db.execute(
-                    "SELECT count(*) FROM postings WHERE scope_id = ? AND term_id = ?",
-                    (self._scope_id, term_id),
-                ).fetchone()
+                df = cache.get(term_id)
+                if df is None:
+                    (df,) = db.execute(
+                        "SELECT count(*) FROM postings WHERE scope_id = ? AND term_id = ?", (self._scope_id, term_id)
+                    ).fetchone()
+                    cache[term_id] = df
                 if df:
                     out[term] = df
         return out
