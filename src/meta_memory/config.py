@@ -20,6 +20,11 @@ from .errors import ConfigError, StorageRefused
 
 __all__ = [
     "DEFAULT_CONFIG",
+    "AccessConfig",
+    "AccessRule",
+    "ConsoleConfig",
+    "ConsoleToken",
+    "RosterEntry",
     "AgentMemoryConfig",
     "ContentTrustConfig",
     "DistillerConfig",
@@ -230,6 +235,83 @@ class AgentMemoryConfig(_Section):
         return self
 
 
+def _labels(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and k.strip() and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ValueError(f"must be a table of string labels (got {value!r})")
+    return dict(value)
+
+
+def _sha256_hex(value: Any) -> str:
+    if not isinstance(value, str) or len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+        raise ValueError(
+            "must be the lowercase hex SHA-256 of the token (64 characters); "
+            "make one with `meta_gateway hash-token`"
+        )
+    return value
+
+
+Labels = Annotated[dict[str, str], BeforeValidator(_labels)]
+
+
+class RosterEntry(_Section):
+    """``[[roster]]``: an identity the app declares, with its mob, role and labels."""
+
+    identity: NonEmpty
+    mob: OptionalStr = None
+    role: OptionalStr = None
+    labels: Labels = Field(default_factory=dict)
+
+
+class ConsoleToken(_Section):
+    """A console bearer token, stored only as its SHA-256, and the principal it authenticates."""
+
+    token_sha256: Annotated[str, BeforeValidator(_sha256_hex)]
+    subject: NonEmpty
+    groups: StrList = ()
+
+
+class ConsoleAuthConfig(_Section):
+    tokens: tuple[ConsoleToken, ...] = ()
+
+
+class ConsoleConfig(_Section):
+    """``[console]``: the console surface (``POST /console/rpc``)."""
+
+    read_only: Bool = False
+    auth: ConsoleAuthConfig = Field(default_factory=ConsoleAuthConfig)
+
+
+class AccessRule(_Section):
+    id: NonEmpty
+    effect: Annotated[str, BeforeValidator(_choice("allow", "deny"))] = "allow"
+    subjects: StrList = ()
+    groups: StrList = ()
+    actions: StrList
+    agents: StrList = ()
+    roles: StrList = ()
+    match_labels: Labels = Field(default_factory=dict)
+
+
+class AccessConfig(_Section):
+    """``[access]``: off by default (everything allowed); when enabled, at least one admin."""
+
+    enabled: Bool = False
+    admins: StrList = ()
+    rules: tuple[AccessRule, ...] = ()
+
+    @model_validator(mode="after")
+    def _enabled_needs_an_admin(self) -> AccessConfig:
+        if self.enabled and not self.admins:
+            raise ValueError("enabled = true requires at least one admin (admins = [\"<subject>\"])")
+        ids = [r.id for r in self.rules]
+        duplicate = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicate:
+            raise ValueError(f"rule ids must be unique (repeated: {', '.join(duplicate)})")
+        return self
+
+
 class MetaConfig(_Section):
     """The whole configuration. ``memory=None`` keeps the ledger in memory only."""
 
@@ -237,6 +319,9 @@ class MetaConfig(_Section):
     agent_memory: Annotated[AgentMemoryConfig, BeforeValidator(_toggle_section(AgentMemoryConfig))] = Field(
         default_factory=lambda: AgentMemoryConfig(enabled=False)
     )
+    roster: tuple[RosterEntry, ...] = ()
+    console: ConsoleConfig = Field(default_factory=ConsoleConfig)
+    access: AccessConfig = Field(default_factory=AccessConfig)
 
     def refuse_unservable(self) -> None:
         """Refusals that are about storage rather than syntax (-32014 on the wire)."""
