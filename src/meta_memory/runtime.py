@@ -22,6 +22,7 @@ from .events import EventSink, MemoryEventSink
 from .ledger.ledger import Ledger
 from .ledger.local_json import LocalJsonBackend
 from .memory.service import AgentMemory
+from .review import QuarantineReview
 from .sessions import SessionManager
 from .storage.layout import StateLayout
 from .storage.lock import StateDirLock
@@ -40,6 +41,7 @@ class MetaRuntime:
     agent_memory: AgentMemory | None
     events: EventSink
     sessions: SessionManager | None = None
+    review: QuarantineReview | None = None
     _lock: StateDirLock | None = field(default=None, repr=False)
 
     @classmethod
@@ -85,11 +87,12 @@ class MetaRuntime:
         except BaseException:
             lock.release()
             raise
-        sessions = (
-            SessionManager(agent_memory, config.agent_memory, events) if agent_memory is not None else None
-        )
+        sessions = review = None
+        if agent_memory is not None:
+            sessions = SessionManager(agent_memory, config.agent_memory, events)
+            review = QuarantineReview(agent_memory, events)
         log.info("runtime ready on %s", layout.root)
-        return cls(layout, config, clock, ledger, agent_memory, events, sessions, lock)
+        return cls(layout, config, clock, ledger, agent_memory, events, sessions, review, lock)
 
     @property
     def state_dir(self) -> Path:

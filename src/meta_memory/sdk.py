@@ -21,8 +21,8 @@ from typing import Any
 from .clock import Clock
 from .config import AgentMemoryConfig, load_config_dict
 from .errors import ConfigError
-from .gateway.dispatch import SDK, CallContext, Dispatcher
-from .gateway.methods import build_methods
+from .gateway.dispatch import SDK, CallContext
+from .gateway.methods import build_dispatcher
 from .runtime import MetaRuntime
 
 __all__ = [
@@ -226,7 +226,7 @@ class MetaHandle:
 
     def __init__(self, runtime: MetaRuntime) -> None:
         self.runtime = runtime
-        self._dispatcher = Dispatcher(build_methods(runtime))
+        self._dispatcher = build_dispatcher(runtime)
         self._ctx = CallContext(surface=SDK)
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:

@@ -72,7 +72,9 @@ def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: 
     assert sorted(sdk) == sorted(
         [*LEDGER_METHODS, *AGENT_MEMORY_METHODS, *sessions, "meta/capabilities", "meta/status"]
     )
-    assert sorted(console) == sorted([*AGENT_MEMORY_METHODS, "meta/capabilities", "meta/status"])
+    assert sorted(console) == sorted(
+        [*AGENT_MEMORY_METHODS, "meta/memory/quarantine/decide", "meta/capabilities", "meta/status"]
+    )
 
 
 def test_agent_memory_is_served_on_both_surfaces(client: TestClient, rpc: Rpc) -> None:

@@ -16,7 +16,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InternalError, InvalidParams, InvalidRequest, MetaError, MethodNotFound, ParseError
+from ..errors import (
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    MetaError,
+    MethodNotFound,
+    ParseError,
+    ReadOnly,
+)
 
 __all__ = ["CallContext", "Dispatcher", "Method", "Surface", "to_wire_error"]
 
@@ -82,9 +90,16 @@ def _reject_constant(name: str) -> Any:
 class Dispatcher:
     """Parse, validate, route and answer JSON-RPC 2.0 requests for one runtime."""
 
-    def __init__(self, methods: Mapping[str, Method], *, max_request_bytes: int = 4 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        methods: Mapping[str, Method],
+        *,
+        max_request_bytes: int = 4 * 1024 * 1024,
+        console_read_only: bool = False,
+    ) -> None:
         self._methods = dict(methods)
         self.max_request_bytes = max_request_bytes
+        self.console_read_only = console_read_only
 
     def method_names(self, surface: Surface) -> list[str]:
         return sorted(name for name, m in self._methods.items() if surface in m.surfaces)
@@ -131,6 +146,8 @@ class Dispatcher:
         method = self._methods.get(name)
         if method is None or ctx.surface not in method.surfaces:
             raise MethodNotFound()
+        if method.mutating and ctx.surface == CONSOLE and self.console_read_only:
+            raise ReadOnly()
         _require_unicode(params, "params")
         return method.handler(params, ctx)
 

@@ -13,14 +13,16 @@ from ..errors import CapabilityUnavailable, InvalidParams
 from ..ledger.model import parse_index_params, parse_query_params, parse_stores_params
 from ..memory.service import AgentMemory
 from ..recorder import anthropic_tool, mcp_tool_definition, openai_responses_tool, openai_tool
+from ..review import parse_decide_params
 from ..runtime import MetaRuntime
 from ..sessions import SessionManager
-from .dispatch import SDK, CallContext, Method
+from .dispatch import CONSOLE, SDK, CallContext, Dispatcher, Method
 
 SDK_ONLY = frozenset({SDK})
+CONSOLE_ONLY = frozenset({CONSOLE})
 T = TypeVar("T")
 
-__all__ = ["build_methods"]
+__all__ = ["build_dispatcher", "build_methods"]
 
 
 LEDGER_PARAMS_PREFIX = "Invalid params: "
@@ -37,6 +39,11 @@ def _ledger_params(parse: Callable[[Any], T], params: Any) -> T:
 def _no_params(params: Any) -> None:
     if params is not None and not isinstance(params, dict):
         raise InvalidParams("params must be a JSON object")
+
+
+def build_dispatcher(runtime: MetaRuntime) -> Dispatcher:
+    """The dispatcher every surface of one runtime uses (stdio, HTTP, in process)."""
+    return Dispatcher(build_methods(runtime), console_read_only=runtime.config.console.read_only)
 
 
 def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
@@ -58,7 +65,9 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             "methods": [
                 name
                 for name, m in sorted(table.items())
-                if ctx.surface in m.surfaces and (m.available is None or m.available())
+                if ctx.surface in m.surfaces
+                and (m.available is None or m.available())
+                and not (m.mutating and ctx.surface == CONSOLE and runtime.config.console.read_only)
             ],
         }
 
@@ -133,6 +142,15 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             raise InvalidParams(f"format must be one of {', '.join(sorted(shapes))} (got {fmt!r})")
         return {"tools": [shapes[fmt]()]}
 
+    def quarantine_decide(params: Any, ctx: CallContext) -> dict[str, Any]:
+        review = runtime.review
+        if review is None:
+            raise CapabilityUnavailable("quarantine review needs agent memory (configure [agent_memory])")
+        p = parse_decide_params(params, default_realm=runtime.config.agent_memory.realm)
+        # The reviewer is who authenticated, never a name from the params.
+        subject = getattr(ctx.principal, "subject", None)
+        return review.decide(p, reviewer={"kind": "console", "principal": subject}).to_wire()
+
     has_agent_memory = lambda: runtime.agent_memory is not None  # noqa: E731
     table: dict[str, Method] = {
         m.name: m
@@ -168,6 +186,10 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             Method("meta/session/compact", session_compact, surfaces=SDK_ONLY, available=has_agent_memory),
             Method("meta/session/close", session_close, surfaces=SDK_ONLY, available=has_agent_memory),
             Method("meta/session/tool_definitions", session_tool_definitions, surfaces=SDK_ONLY),
+            Method(
+                "meta/memory/quarantine/decide", quarantine_decide, surfaces=CONSOLE_ONLY, mutating=True,
+                available=has_agent_memory,
+            ),
         )
     }
     return table

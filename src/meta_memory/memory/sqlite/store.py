@@ -302,8 +302,13 @@ class SqliteRealmStore:
                     return CommitResult((existing,), deduplicated=True)
             return self._apply(db, batch, now)
 
-    def _apply(self, db: sqlite3.Connection, batch: WriteBatch, now: int) -> CommitResult:
-        """Validate and apply inside the caller's open write transaction."""
+    def _apply(
+        self, db: sqlite3.Connection, batch: WriteBatch, now: int, *, review: dict[str, Any] | None = None
+    ) -> CommitResult:
+        """Validate and apply inside the caller's open write transaction.
+
+        ``review``: a quarantine review this batch carries out; each audit row holds it.
+        """
         validate_batch(batch, _TxnView(self), now_ms=now)
         written: list[Record] = []
         seq = None
@@ -311,10 +316,10 @@ class SqliteRealmStore:
             if isinstance(op, CreateOp):
                 written.append(self._create(db, op.record, now))
                 op_name = "supersede" if op.record.supersedes else "create"
-                seq = self._audit(db, now, op_name, op.record.id, batch, op.record.quarantine_reason)
+                seq = self._audit(db, now, op_name, op.record.id, batch, op.record.quarantine_reason, review)
             else:
                 written.append(self._tombstone(db, op.memory_id, now))
-                seq = self._audit(db, now, "tombstone", op.memory_id, batch, None)
+                seq = self._audit(db, now, "tombstone", op.memory_id, batch, None, review)
         return CommitResult(tuple(written), audit_seq=seq)
 
     def _active_duplicate(self, record: Record) -> Record | None:
@@ -396,13 +401,16 @@ class SqliteRealmStore:
         record_id: str,
         batch: WriteBatch,
         quarantined: str | None,
+        review: dict[str, Any] | None = None,
     ) -> int:
-        detail = {
+        detail: dict[str, Any] = {
             "op": op,
             "author": batch.author.to_wire(),
             "rationale": batch.rationale,
             "quarantined": quarantined,
         }
+        if review is not None:
+            detail["review"] = review
         cur = db.execute(
             "INSERT INTO audit (at_ms, op, record_id, author, detail) VALUES (?, ?, ?, ?, ?)",
             (now, op, record_id, _dumps(batch.author.to_wire()), _dumps(detail)),
