@@ -1,4 +1,4 @@
-"""The ``meta_gateway`` command: serve, stdio, adoption, legacy import.
+"""The ``meta_gateway`` command: serve, stdio, mcp, adoption, legacy import, hash-token.
 
 This is the edge where files and the environment are read and where library errors become
 clean messages and exit codes (2 for a refused boot or bad config). Library code never exits.
@@ -17,8 +17,8 @@ import click
 
 from .config import DEFAULT_CONFIG, MetaConfig, load_config_dict, load_config_file
 from .errors import ConfigError, MetaError, StorageRefused
-from .gateway.dispatch import Dispatcher, to_wire_error
-from .gateway.methods import build_methods
+from .gateway.dispatch import to_wire_error
+from .gateway.methods import build_dispatcher
 from .gateway.stdio import serve_stdio, write_line
 from .runtime import MetaRuntime
 from .storage.adopt import adopt_predecessor
@@ -96,7 +96,7 @@ def stdio(state_dir: Path, config_path: Path | None, log_level: str) -> None:
     # SIGTERM ends the loop like EOF does, so the runtime closes cleanly.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
-        serve_stdio(Dispatcher(build_methods(runtime)), sys.stdin.buffer, out)
+        serve_stdio(build_dispatcher(runtime), sys.stdin.buffer, out)
     except (KeyboardInterrupt, BrokenPipeError):
         pass
     finally:
@@ -121,7 +121,7 @@ def serve(state_dir: Path, config_path: Path | None, log_level: str, host: str, 
     except MetaError as exc:
         click.echo(f"meta_gateway: {exc.message}", err=True)
         sys.exit(EXIT_REFUSED)
-    app = build_app(Dispatcher(build_methods(runtime)), on_shutdown=runtime.close)
+    app = build_app(build_dispatcher(runtime), timeline=runtime.timeline, on_shutdown=runtime.close)
     click.echo(f"meta_gateway serving {runtime.state_dir} on http://{host}:{port}", err=True)
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the handler it
     # found; ours makes that graceful stop a clean exit (status 0, like stdio) instead of a kill.
@@ -131,7 +131,60 @@ def serve(state_dir: Path, config_path: Path | None, log_level: str, host: str, 
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
     try:
-        uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on", log_config=log_config)
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level=log_level,
+            lifespan="on",
+            log_config=log_config,
+            timeout_graceful_shutdown=5,  # open SSE streams must not hold a shutdown forever
+        )
+    finally:
+        runtime.close()
+
+
+@main.command()
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="State directory (created if absent); give an absolute path, MCP clients start servers anywhere.",
+)
+@click.option("--identity", required=True, help="The identity whose memory this server serves.")
+@click.option(
+    "--realm", default=None, help="Realm of the identity (default: agent_memory.realm of the config)."
+)
+@config_option
+@log_level_option
+def mcp(state_dir: Path, identity: str, realm: str | None, config_path: Path | None, log_level: str) -> None:
+    """Serve one identity's memory tool and memory context over MCP (stdio)."""
+    _setup_logging(log_level)
+    try:
+        runtime = _boot(state_dir, config_path)
+    except MetaError as exc:
+        click.echo(f"meta_gateway: {exc.message}", err=True)
+        sys.exit(EXIT_REFUSED)
+    try:
+        # Imported here: the SDK's import time is paid by this command only.
+        import anyio
+
+        from .mcp_server import MemoryMcpServer
+
+        try:
+            server = MemoryMcpServer(runtime, identity, realm)
+        except MetaError as exc:
+            click.echo(f"meta_gateway: {exc.message}", err=True)
+            sys.exit(EXIT_REFUSED)
+        # The SDK reads stdin in a worker thread no signal interrupts (python-sdk issue #3551): a
+        # cancelled loop would wait for the client's next line. So SIGINT ends the process at once,
+        # like SIGTERM; SQLite's WAL survives that and the OS drops the state-dir lock. The clean
+        # shutdown is the MCP one: the client closes stdin.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        try:
+            anyio.run(server.serve_stdio)
+        finally:
+            server.close()
     finally:
         runtime.close()
 
@@ -195,3 +248,27 @@ def import_legacy(state_dir: Path, config_path: Path | None, realms: tuple[str, 
         sys.exit(EXIT_REFUSED)
     finally:
         runtime.close()
+
+
+@main.command("hash-token")
+@click.option(
+    "--token",
+    default=None,
+    help="The token to hash. Without it the token is read from stdin (prompted, hidden, on a terminal); "
+    "prefer stdin: a command-line argument lands in shell history and process listings.",
+)
+def hash_token_command(token: str | None) -> None:
+    """Print the SHA-256 of a console bearer token, for `token_sha256` in [[console.auth.tokens]]."""
+    from .access.principal import hash_token
+
+    if token is None:
+        if sys.stdin.isatty():
+            token = click.prompt("console token", hide_input=True, err=True)
+        else:
+            token = sys.stdin.readline()
+        token = token.rstrip("\r\n")
+    try:
+        click.echo(hash_token(token))
+    except ValueError as exc:
+        click.echo(f"meta_gateway: {exc}", err=True)
+        sys.exit(EXIT_REFUSED)

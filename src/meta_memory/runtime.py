@@ -18,7 +18,7 @@ from . import CONTRACT_VERSION, __version__
 from .clock import Clock, SystemClock
 from .config import DEFAULT_CONFIG, MetaConfig, load_config_dict
 from .errors import StorageRefused
-from .events import EventSink, MemoryEventSink
+from .events import EventSink
 from .ledger.ledger import Ledger
 from .ledger.local_json import LocalJsonBackend
 from .memory.service import AgentMemory
@@ -26,6 +26,7 @@ from .review import QuarantineReview
 from .sessions import SessionManager
 from .storage.layout import StateLayout
 from .storage.lock import StateDirLock
+from .timeline import Timeline
 
 __all__ = ["MetaRuntime"]
 
@@ -42,6 +43,7 @@ class MetaRuntime:
     events: EventSink
     sessions: SessionManager | None = None
     review: QuarantineReview | None = None
+    timeline: Timeline | None = None
     _lock: StateDirLock | None = field(default=None, repr=False)
 
     @classmethod
@@ -62,13 +64,13 @@ class MetaRuntime:
         config = config if config is not None else load_config_dict(DEFAULT_CONFIG)
         config.refuse_unservable()
         clock = clock or SystemClock()
-        events = events or MemoryEventSink()
         layout = StateLayout.at(state_dir)
         try:
             layout.root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StorageRefused(f"cannot create state dir {layout.root}: {exc.strerror or exc}") from exc
         lock = StateDirLock.acquire(layout)
+        timeline: Timeline | None = None
         try:
             layout.refuse_predecessor()
             memory_root = layout.agent_memory_root()  # refuses file-name twins
@@ -79,12 +81,17 @@ class MetaRuntime:
                 ledger = Ledger.open(backend, clock=clock)
             else:
                 ledger = Ledger(clock=clock)
+            if events is None:  # after every refusal: a refused boot creates no file
+                timeline = Timeline(layout.event_log_path, clock=clock)
+                events = timeline
             agent_memory = None
             if config.agent_memory.enabled:
                 agent_memory = AgentMemory(
                     layout, memory_root, config.agent_memory, clock=clock, events=events
                 )
         except BaseException:
+            if timeline is not None:
+                timeline.close()
             lock.release()
             raise
         sessions = review = None
@@ -92,7 +99,7 @@ class MetaRuntime:
             sessions = SessionManager(agent_memory, config.agent_memory, events)
             review = QuarantineReview(agent_memory, events)
         log.info("runtime ready on %s", layout.root)
-        return cls(layout, config, clock, ledger, agent_memory, events, sessions, review, lock)
+        return cls(layout, config, clock, ledger, agent_memory, events, sessions, review, timeline, lock)
 
     @property
     def state_dir(self) -> Path:
@@ -125,6 +132,9 @@ class MetaRuntime:
         """Close stores and release the state-dir lock. Safe to call twice."""
         if self.agent_memory is not None:
             self.agent_memory.close()
+        if self.timeline is not None:
+            self.timeline.close()
+            self.timeline = None
         if self._lock is not None:
             self._lock.release()
             self._lock = None

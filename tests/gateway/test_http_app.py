@@ -65,15 +65,35 @@ def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: 
     sessions = [
         f"meta/session/{verb}"
         for verb in (
-            "open", "build_context", "turn", "tool_result", "memory_tool", "reset", "compact", "close",
+            "open",
+            "build_context",
+            "turn",
+            "tool_result",
+            "memory_tool",
+            "reset",
+            "compact",
+            "close",
             "tool_definitions",
         )
     ]
     assert sorted(sdk) == sorted(
-        [*LEDGER_METHODS, *AGENT_MEMORY_METHODS, *sessions, "meta/capabilities", "meta/status"]
+        [
+            *LEDGER_METHODS,
+            *AGENT_MEMORY_METHODS,
+            *sessions,
+            "meta/capabilities",
+            "meta/status",
+            "meta/timeline/query",
+        ]
     )
     assert sorted(console) == sorted(
-        [*AGENT_MEMORY_METHODS, "meta/memory/quarantine/decide", "meta/capabilities", "meta/status"]
+        [
+            *AGENT_MEMORY_METHODS,
+            "meta/memory/quarantine/decide",
+            "meta/capabilities",
+            "meta/status",
+            "meta/timeline/query",
+        ]
     )
 
 

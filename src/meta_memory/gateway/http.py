@@ -1,5 +1,5 @@
 """The HTTP transport: ``POST /rpc`` (whole surface), ``POST /console/rpc`` (console surface),
-``GET /v1/health``.
+``GET /v1/health``, and the live timeline ``GET /console/timeline/stream`` (SSE).
 
 JSON-RPC errors travel with HTTP 200 (the error is in the body); a notification gets 204.
 Bodies are read up to the dispatcher's request cap and refused past it without buffering the
@@ -8,6 +8,8 @@ rest. Runtime calls run in a worker thread so the event loop never blocks on SQL
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,9 +17,10 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..timeline import Timeline, event_seq
 from .dispatch import CONSOLE, SDK, CallContext, Dispatcher, Surface
 
 __all__ = ["build_app"]
@@ -55,18 +58,87 @@ async def _health(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
-def build_app(dispatcher: Dispatcher, *, on_shutdown: Callable[[], None] | None = None) -> Starlette:
+_SSE_QUEUE_MAX = 1000
+_SSE_KEEPALIVE_S = 15.0
+
+
+def _sse(envelope: dict[str, Any]) -> str:
+    return f"id: {envelope['event_id']}\nevent: {envelope['event_type']}\ndata: {json.dumps(envelope)}\n\n"
+
+
+def _timeline_stream(timeline: Timeline) -> Callable[[Request], Any]:
+    """``GET /console/timeline/stream``: live envelopes as server-sent events.
+
+    With ``Last-Event-ID`` (or ``?after=console-evt-N``) the stored events after it are
+    replayed first, so a reconnecting client misses nothing the window still holds. A client
+    too slow to drain its queue is disconnected; it reconnects with its last id.
+    """
+
+    async def endpoint(request: Request) -> Response:
+        last = request.headers.get("last-event-id") or request.query_params.get("after")
+        after = event_seq(last) if last else None
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize=_SSE_QUEUE_MAX)
+
+        def put(envelope: dict[str, Any] | None) -> None:
+            try:
+                queue.put_nowait(envelope)
+            except asyncio.QueueFull:
+                queue.get_nowait()  # make room for the end marker: this client is cut off
+                queue.put_nowait(None)
+
+        def notify(envelope: dict[str, Any]) -> None:
+            loop.call_soon_threadsafe(put, envelope)
+
+        unsubscribe = timeline.subscribe(notify)
+
+        async def events() -> AsyncIterator[str]:
+            try:
+                seen = 0
+                yield ": connected\n\n"
+                if after is not None:
+                    for stored in await run_in_threadpool(timeline.after, after, _SSE_QUEUE_MAX):
+                        seen = event_seq(stored["event_id"]) or seen
+                        yield _sse(stored)
+                while True:
+                    try:
+                        live = await asyncio.wait_for(queue.get(), timeout=_SSE_KEEPALIVE_S)
+                    except TimeoutError:
+                        yield ": keepalive\n\n"
+                        continue
+                    if live is None:
+                        return
+                    if (event_seq(live["event_id"]) or 0) > seen:
+                        yield _sse(live)
+            finally:
+                unsubscribe()
+
+        return StreamingResponse(
+            events(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    return endpoint
+
+
+def build_app(
+    dispatcher: Dispatcher,
+    *,
+    timeline: Timeline | None = None,
+    on_shutdown: Callable[[], None] | None = None,
+) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         if on_shutdown is not None:
             on_shutdown()
 
-    return Starlette(
-        routes=[
-            Route("/rpc", _rpc_endpoint(dispatcher, SDK), methods=["POST"]),
-            Route("/console/rpc", _rpc_endpoint(dispatcher, CONSOLE), methods=["POST"]),
-            Route("/v1/health", _health, methods=["GET"]),
-        ],
-        lifespan=lifespan,
-    )
+    routes = [
+        Route("/rpc", _rpc_endpoint(dispatcher, SDK), methods=["POST"]),
+        Route("/console/rpc", _rpc_endpoint(dispatcher, CONSOLE), methods=["POST"]),
+        Route("/v1/health", _health, methods=["GET"]),
+    ]
+    if timeline is not None:
+        routes.append(Route("/console/timeline/stream", _timeline_stream(timeline), methods=["GET"]))
+    return Starlette(routes=routes, lifespan=lifespan)

@@ -151,6 +151,11 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
         subject = getattr(ctx.principal, "subject", None)
         return review.decide(p, reviewer={"kind": "console", "principal": subject}).to_wire()
 
+    def timeline_query(params: Any, ctx: CallContext) -> dict[str, Any]:
+        if runtime.timeline is None:
+            raise CapabilityUnavailable("this runtime has no persisted timeline")
+        return runtime.timeline.query(params)
+
     has_agent_memory = lambda: runtime.agent_memory is not None  # noqa: E731
     table: dict[str, Method] = {
         m.name: m
@@ -186,8 +191,12 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             Method("meta/session/compact", session_compact, surfaces=SDK_ONLY, available=has_agent_memory),
             Method("meta/session/close", session_close, surfaces=SDK_ONLY, available=has_agent_memory),
             Method("meta/session/tool_definitions", session_tool_definitions, surfaces=SDK_ONLY),
+            Method("meta/timeline/query", timeline_query, available=lambda: runtime.timeline is not None),
             Method(
-                "meta/memory/quarantine/decide", quarantine_decide, surfaces=CONSOLE_ONLY, mutating=True,
+                "meta/memory/quarantine/decide",
+                quarantine_decide,
+                surfaces=CONSOLE_ONLY,
+                mutating=True,
                 available=has_agent_memory,
             ),
         )

@@ -30,6 +30,7 @@ PREDECESSOR_STAGE_FILE = "elephant-memory-state.tmp"
 AGENT_MEMORY_DIR = "agent-memory"
 AGENT_MEMORY_LEGACY_DIR = "agent-memory-sqlite"
 LOCK_FILE = ".meta-runtime.lock"
+EVENT_LOG_FILE = "event_log.sqlite3"
 REALM_DB_SUFFIX = ".sqlite3"
 
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -102,6 +103,11 @@ class StateLayout:
     @property
     def predecessor_stage_path(self) -> Path:
         return self.root / PREDECESSOR_STAGE_FILE
+
+    # -- the timeline's event log -------------------------------------------------
+    @property
+    def event_log_path(self) -> Path:
+        return self.root / EVENT_LOG_FILE
 
     # -- runtime lock -----------------------------------------------------------
     @property
