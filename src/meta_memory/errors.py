@@ -13,7 +13,8 @@ the JSON-RPC wire carry their code and optional ``data``; exactly one function
     │   └── MethodNotFound             -32601  no such method (or surface)
     ├── InvalidParams                  -32602  a parameter broke a rule; message names it
     │   ├── ConfigError                -32602  configuration refused at load (CLI exit 2)
-    │   └── WriteRefused               -32602  the store validator refused a memory write
+    │   ├── WriteRefused               -32602  the store validator refused a memory write
+    │   └── GatingDecisionRefused      -32602  a gating decision was refused (meta_memory.gating)
     ├── InternalError                  -32603  a bug or an unexpected I/O fault
     │   └── StoreCorrupt               -32603  a realm file that cannot be read
     ├── UnknownRecord                  -32001  panel record lookup miss

@@ -19,6 +19,7 @@ from .clock import Clock, SystemClock
 from .config import DEFAULT_CONFIG, MetaConfig, load_config_dict
 from .errors import StorageRefused
 from .events import EventSink
+from .gating import Gating
 from .ledger.ledger import Ledger
 from .ledger.local_json import LocalJsonBackend
 from .memory.service import AgentMemory
@@ -39,6 +40,7 @@ class MetaRuntime:
     config: MetaConfig
     clock: Clock
     ledger: Ledger
+    gating: Gating
     agent_memory: AgentMemory | None
     events: EventSink
     sessions: SessionManager | None = None
@@ -99,7 +101,8 @@ class MetaRuntime:
             sessions = SessionManager(agent_memory, config.agent_memory, events)
             review = QuarantineReview(agent_memory, events)
         log.info("runtime ready on %s", layout.root)
-        return cls(layout, config, clock, ledger, agent_memory, events, sessions, review, timeline, lock)
+        gating = Gating(ledger, clock)
+        return cls(layout, config, clock, ledger, gating, agent_memory, events, sessions, review, timeline, lock)
 
     @property
     def state_dir(self) -> Path:

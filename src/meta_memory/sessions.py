@@ -11,8 +11,10 @@ already sees it: the gate reads the same tracker the report wrote.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +29,8 @@ from .recorder import ToolArgumentError, ToolCall, parse_memory_tool_arguments
 from .trust import ContentTrustPolicy, TaintTracker, ToolProvenance, WriteGate, classify, emit_quarantined
 
 __all__ = ["HostSession", "SessionManager", "ToolOutcome"]
+
+log = logging.getLogger("meta_memory.sessions")
 
 _MAX_OPEN_SESSIONS = 4096
 
@@ -72,7 +76,7 @@ class SessionManager:
         self.policy = ContentTrustPolicy.from_config(config.content_trust)
         self.tracker = TaintTracker(events)
         self.gate = WriteGate(self.tracker, events, llm_writes=config.llm_writes)
-        self._sessions: dict[str, HostSession] = {}
+        self._sessions: OrderedDict[str, HostSession] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -86,14 +90,30 @@ class SessionManager:
 
     def _start(self, identity: str, realm: str, mob: str | None) -> HostSession:
         session = HostSession(_new_key(), identity, realm, mob, self.memory.new_nonce())
-        with self._lock:
-            if len(self._sessions) >= _MAX_OPEN_SESSIONS:
-                raise CapabilityUnavailable(
-                    f"too many open sessions ({_MAX_OPEN_SESSIONS}); close finished sessions with meta/session/close"
-                )
-            self._sessions[session.key] = session
+        self._admit(session)
         self.tracker.begin_session(identity, session.key)
         return session
+
+    def _admit(self, session: HostSession) -> None:
+        """Register ``session``; past the cap the least recently used one is closed.
+
+        Hosts that never close sessions must not exhaust the runtime, and refusing new
+        sessions would fail live agents instead of idle ones. Taint facts of an evicted
+        session stay with the tracker (writes citing it as evidence still see them).
+        """
+        with self._lock:
+            self._sessions[session.key] = session
+            evicted = (
+                self._sessions.popitem(last=False)[1] if len(self._sessions) > _MAX_OPEN_SESSIONS else None
+            )
+        if evicted is not None:
+            log.info(
+                "closed idle session %s of %s: more than %d open",
+                evicted.key,
+                evicted.identity,
+                _MAX_OPEN_SESSIONS,
+            )
+            self.tracker.end_session(evicted.key)
 
     def get(self, params: Any) -> HostSession:
         key = _obj(params).get("session_key")
@@ -101,6 +121,8 @@ class SessionManager:
             raise InvalidParams("session_key must be a non-empty string")
         with self._lock:
             session = self._sessions.get(key)
+            if session is not None:
+                self._sessions.move_to_end(key)
         if session is None:
             raise InvalidParams(f"unknown session_key '{key}' (closed, reset, or never opened)")
         return session
@@ -111,8 +133,7 @@ class SessionManager:
         with self._lock:
             self._sessions.pop(old.key, None)
         new = HostSession(_new_key(), old.identity, old.realm, old.mob, self.memory.new_nonce())
-        with self._lock:
-            self._sessions[new.key] = new
+        self._admit(new)
         self.tracker.reset(old.identity, old.key, new.key)
         return new
 

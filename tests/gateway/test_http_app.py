@@ -59,6 +59,9 @@ def test_the_ledger_methods_exist_on_rpc_only_and_are_not_found_on_console_rpc(
     }
 
 
+GATING_METHODS = ["meta/gating/evaluate", "meta/gating/decide", "meta/gating/pending", "meta/gating/audit"]
+
+
 def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: Rpc) -> None:
     sdk = rpc(client, "meta/capabilities")["result"]["methods"]
     console = rpc(client, "meta/capabilities", path="/console/rpc")["result"]["methods"]
@@ -89,6 +92,7 @@ def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: 
     assert sorted(console) == sorted(
         [
             *AGENT_MEMORY_METHODS,
+            *GATING_METHODS[1:],  # evaluate is an SDK call
             "meta/memory/quarantine/decide",
             "meta/capabilities",
             "meta/status",

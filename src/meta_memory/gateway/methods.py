@@ -13,6 +13,8 @@ from ..errors import CapabilityUnavailable, InvalidParams
 from ..ledger.model import parse_index_params, parse_query_params, parse_stores_params
 from ..memory.service import AgentMemory
 from ..recorder import anthropic_tool, mcp_tool_definition, openai_responses_tool, openai_tool
+from ..gating import parse_audit_params, parse_evaluate_params, parse_pending_params
+from ..gating import parse_decide_params as parse_gating_decide_params
 from ..review import parse_decide_params
 from ..runtime import MetaRuntime
 from ..sessions import SessionManager
@@ -156,6 +158,18 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             raise CapabilityUnavailable("this runtime has no persisted timeline")
         return runtime.timeline.query(params)
 
+    def gating_evaluate(params: Any, ctx: CallContext) -> dict[str, Any]:
+        return runtime.gating.evaluate(parse_evaluate_params(params)).to_wire()
+
+    def gating_decide(params: Any, ctx: CallContext) -> dict[str, Any]:
+        return runtime.gating.decide(parse_gating_decide_params(params)).to_wire()
+
+    def gating_pending(params: Any, ctx: CallContext) -> dict[str, Any]:
+        return runtime.gating.pending(parse_pending_params(params)).to_wire()
+
+    def gating_audit(params: Any, ctx: CallContext) -> dict[str, Any]:
+        return runtime.gating.audit(parse_audit_params(params)).to_wire()
+
     has_agent_memory = lambda: runtime.agent_memory is not None  # noqa: E731
     table: dict[str, Method] = {
         m.name: m
@@ -192,6 +206,10 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             Method("meta/session/close", session_close, surfaces=SDK_ONLY, available=has_agent_memory),
             Method("meta/session/tool_definitions", session_tool_definitions, surfaces=SDK_ONLY),
             Method("meta/timeline/query", timeline_query, available=lambda: runtime.timeline is not None),
+            Method("meta/gating/evaluate", gating_evaluate, surfaces=SDK_ONLY, mutating=True),
+            Method("meta/gating/decide", gating_decide, mutating=True),
+            Method("meta/gating/pending", gating_pending),
+            Method("meta/gating/audit", gating_audit),
             Method(
                 "meta/memory/quarantine/decide",
                 quarantine_decide,
