@@ -84,6 +84,7 @@ def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: 
             *LEDGER_METHODS,
             *AGENT_MEMORY_METHODS,
             *sessions,
+            *GATING_METHODS,
             "meta/capabilities",
             "meta/status",
             "meta/timeline/query",
