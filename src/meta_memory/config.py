@@ -22,14 +22,14 @@ __all__ = [
     "DEFAULT_CONFIG",
     "AccessConfig",
     "AccessRule",
+    "AgentMemoryConfig",
     "ConsoleConfig",
     "ConsoleToken",
-    "RosterEntry",
-    "AgentMemoryConfig",
     "ContentTrustConfig",
     "DistillerConfig",
     "LedgerConfig",
     "MetaConfig",
+    "RosterEntry",
     "StewardConfig",
     "load_config_dict",
     "load_config_file",
@@ -193,7 +193,9 @@ class AgentMemoryConfig(_Section):
     recall_timeout_ms: Annotated[int, BeforeValidator(_int_in(1, 30_000))] = 500
     recall_failure_policy: Annotated[str, BeforeValidator(_choice("skip", "fail"))] = "skip"
     instruction_header: NonEmpty = "Agent memory"
-    per_turn_injection: Annotated[str, BeforeValidator(_choice("off", "budgeted"))] = "off"
+    # Seed 000 injects on ordinary identity-first turns, so turns are budgeted by default;
+    # "off" limits injection to the build-time block.
+    per_turn_injection: Annotated[str, BeforeValidator(_choice("off", "budgeted"))] = "budgeted"
     defang_inbound: Bool = True
     store: Annotated[str, BeforeValidator(_choice("sqlite", "markdown"))] = "sqlite"
     llm_writes: Annotated[str, BeforeValidator(_choice("observed", "quarantined"))] = "observed"
@@ -226,7 +228,10 @@ class AgentMemoryConfig(_Section):
                 ("distiller", self.distiller.enabled),
                 ("steward", self.steward.enabled),
                 ("operator_scope", self.operator_scope != "off"),
-                ("per_turn_injection", self.per_turn_injection == "budgeted"),
+                (
+                    "per_turn_injection",
+                    "per_turn_injection" in self.model_fields_set and self.per_turn_injection == "budgeted",
+                ),
             )
             if is_set
         ]
@@ -293,6 +298,17 @@ class AccessRule(_Section):
     roles: StrList = ()
     match_labels: Labels = Field(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _known_actions(self) -> AccessRule:
+        # Imported here: the access package imports this module.
+        from .access.actions import UnknownAction, validate_patterns
+
+        try:
+            validate_patterns(self.actions)
+        except UnknownAction as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
 
 class AccessConfig(_Section):
     """``[access]``: off by default (everything allowed); when enabled, at least one admin."""
@@ -304,7 +320,7 @@ class AccessConfig(_Section):
     @model_validator(mode="after")
     def _enabled_needs_an_admin(self) -> AccessConfig:
         if self.enabled and not self.admins:
-            raise ValueError("enabled = true requires at least one admin (admins = [\"<subject>\"])")
+            raise ValueError('enabled = true requires at least one admin (admins = ["<subject>"])')
         ids = [r.id for r in self.rules]
         duplicate = sorted({i for i in ids if ids.count(i) > 1})
         if duplicate:
@@ -357,21 +373,39 @@ def load_config_dict(data: Mapping[str, Any], *, source: str = "config") -> Meta
     try:
         config = MetaConfig.model_validate(dict(data))
     except ValidationError as exc:
-        raise ConfigError(f"{source}: {_describe(exc)}") from None
+        raise ConfigError(f"{source}: {_describe(exc, data)}") from None
     config.refuse_unservable()
     return config
 
 
-def _describe(exc: ValidationError) -> str:
+def _rule_id(data: Mapping[str, Any], index: str) -> str | None:
+    """The ``id`` written on ``access.rules[index]``, when it has a usable one."""
+    access = data.get("access")
+    rules = access.get("rules") if isinstance(access, Mapping) else None
+    if not isinstance(rules, list) or not index.isdigit() or int(index) >= len(rules):
+        return None
+    rule = rules[int(index)]
+    rule_id = rule.get("id") if isinstance(rule, Mapping) else None
+    return rule_id if isinstance(rule_id, str) and rule_id.strip() else None
+
+
+def _key(loc: list[str], data: Mapping[str, Any]) -> str:
+    # A rule is named by its id, which the operator wrote, rather than by its position.
+    if loc[:2] == ["access", "rules"] and len(loc) > 2 and (rule_id := _rule_id(data, loc[2])) is not None:
+        return " ".join([f"access rule {rule_id!r}", *([".".join(loc[3:])] if loc[3:] else [])])
+    return ".".join(loc) or "config"
+
+
+def _describe(exc: ValidationError, data: Mapping[str, Any]) -> str:
     unknown: dict[str, list[str]] = {}
     problems: list[str] = []
     for err in exc.errors(include_url=False):
         loc = [str(part) for part in err["loc"] if not str(part).startswith("function-")]
         if err["type"] == "extra_forbidden":
-            section = ".".join(loc[:-1]) or "top level"
+            section = _key(loc[:-1], data) if loc[:-1] else "top level"
             unknown.setdefault(section, []).append(loc[-1])
             continue
-        key = ".".join(loc) or "config"
+        key = _key(loc, data)
         if err["type"] == "value_error":
             reason = str(err["ctx"]["error"]) if "ctx" in err else err["msg"]
         elif err["type"] in ("model_type", "model_attributes_type", "dict_type"):

@@ -175,6 +175,8 @@ class SessionManager:
         message = p.get("message")
         if not isinstance(message, str):
             raise InvalidParams("message must be a string")
+        if self.config.per_turn_injection == "off":
+            return turn_text(None, self.memory.defang(message)), InjectionResult(None, ())
         with session.lock:
             result = self.memory.assemble(
                 identity=session.identity,
@@ -249,6 +251,19 @@ class SessionManager:
             return ToolOutcome(json.dumps(payload, ensure_ascii=False), False, "none")
         if call.action == "forget":
             assert call.memory_id is not None
+            # A forget cannot be quarantined like a write, and a planted "forget the deploy
+            # policy" must not erase memory unreviewed: under the posture that would quarantine
+            # a write from this session, the forget is refused instead.
+            held = self.gate.quarantine_reason(
+                author=Author("agent", identity=session.identity), session_key=session.key
+            )
+            if held is not None:
+                return ToolOutcome(
+                    f"memory {call.memory_id} was not forgotten: {held}; deletions from this session need an "
+                    "operator or the application (meta/agent_memory/forget)",
+                    True,
+                    "none",
+                )
             if not self.memory.agent_forget(session.identity, session.realm, call.memory_id):
                 return ToolOutcome(f"memory {call.memory_id} was not found in your scope", True, "none")
             return ToolOutcome(f"Forgot memory {call.memory_id}.", False, "none")

@@ -248,7 +248,9 @@ class AgentMemory:
         """Queue a proposal for mob scope; a steward or operator commits it later."""
         validate_fields(draft.title, draft.description, draft.body, draft.tags)
         now = self.clock.now_ms()
-        proposal_id = f"prop-{now:x}-{content_hash(draft.title, draft.body)[:16]}"
+        # Unique per process like a memory id: two agents (or one retrying) may propose the same
+        # content within one millisecond, and each proposal is its own pending row.
+        proposal_id = "prop-" + new_memory_id(content_hash(draft.title, draft.body), now).removeprefix("mem-")
         self.store(draft.realm).create_proposal(
             proposal_id=proposal_id,
             scope=Scope(ScopeKind.MOB, draft.realm, mob),
