@@ -85,11 +85,13 @@ def _expand_not(match: re.Match[str]) -> str:
 
 def words(text: str) -> Iterator[str]:
     """Yield the lowercased words of ``text`` in order, before stopword removal and stemming."""
-    text = _CLITIC.sub(" ", _NOT.sub(_expand_not, _fold(text)))
+    text = _CLITIC.sub(" ", _NOT.sub(_expand_not, _fold(text))).lower()
     for raw in _SPLIT.split(text):
         if not raw:
             continue
-        raw = raw.lower()
+        if "-" not in raw and "_" not in raw:  # the common case: no compound to split
+            yield raw
+            continue
         parts = [part for part in _JOINERS.split(raw) if part]
         if len(parts) > 1 and all(part.isalpha() for part in parts):
             yield "".join(parts)
