@@ -67,11 +67,12 @@ def _refuse(reason: str, message: str, **extra: Any) -> QuarantineReviewRefused:
 
 def _prior_review(db: sqlite3.Connection, memory_id: str) -> dict[str, Any] | None:
     # Only the review's own audit evidence counts: a plain forget or a row that merely
-    # holds the successor id is not a review.
+    # holds the successor id is not a review. The successor's own create row carries the
+    # review too, so the row must name this record as the review's origin.
     row = db.execute(
-        "SELECT seq, at_ms, detail FROM audit WHERE record_id = ? AND json_extract(detail, '$.review') IS NOT NULL "
-        "ORDER BY seq DESC LIMIT 1",
-        (memory_id,),
+        "SELECT seq, at_ms, detail FROM audit WHERE record_id = ? "
+        "AND json_extract(detail, '$.review.origin') = ? ORDER BY seq DESC LIMIT 1",
+        (memory_id, memory_id),
     ).fetchone()
     if row is None:
         return None
@@ -143,7 +144,9 @@ def review_quarantined(
                 applied=False,
             )
         if origin.status is not Status.QUARANTINED:
-            raise _refuse("not_quarantined", f"record '{memory_id}' is {origin.status.value}, not quarantined")
+            raise _refuse(
+                "not_quarantined", f"record '{memory_id}' is {origin.status.value}, not quarantined"
+            )
         if expected_content_hash != origin.content_hash:
             raise _refuse(
                 "content_mismatch",
@@ -159,7 +162,7 @@ def review_quarantined(
             elif verdict == "tombstone" and operator:
                 _expire_promotion(db, pending_id, stage_token, now)
                 invalidated.append(pending_id)
-            elif verdict == "release":
+            else:  # a release, or a steward's tombstone: only an operator's tombstone passes the gate
                 raise _refuse(
                     "gate_pending",
                     f"record '{memory_id}' waits on gated promotion {pending_id}",
@@ -177,8 +180,10 @@ def review_quarantined(
             "invalidated_promotions": invalidated,
             "rationale": rationale,
         }
-        author = Author("steward", run_id=reviewer.get("run_id")) if reviewer.get("kind") == "steward" else Author(
-            "operator"
+        author = (
+            Author("steward", run_id=reviewer.get("run_id"))
+            if reviewer.get("kind") == "steward"
+            else Author("operator")
         )
         if verdict == "release":
             successor, seq = _release(store, db, origin, review, author, now)
@@ -212,7 +217,8 @@ def _release(
     successor_id = f"{origin.id}-released"
     if store._get(successor_id) is not None:
         raise _refuse(
-            "successor_conflict", f"a record '{successor_id}' already exists without this review's audit evidence"
+            "successor_conflict",
+            f"a record '{successor_id}' already exists without this review's audit evidence",
         )
     supersedes = origin.supersedes
     if supersedes is not None:

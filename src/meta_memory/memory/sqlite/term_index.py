@@ -54,7 +54,8 @@ class SqliteTermIndex:
                 df = cache.get(term_id)
                 if df is None:
                     (df,) = db.execute(
-                        "SELECT count(*) FROM postings WHERE scope_id = ? AND term_id = ?", (self._scope_id, term_id)
+                        "SELECT count(*) FROM postings WHERE scope_id = ? AND term_id = ?",
+                        (self._scope_id, term_id),
                     ).fetchone()
                     cache[term_id] = df
                 if df:
