@@ -18,7 +18,7 @@ import click
 from .config import DEFAULT_CONFIG, MetaConfig, load_config_dict, load_config_file
 from .errors import ConfigError, MetaError, StorageRefused
 from .gateway.dispatch import to_wire_error
-from .gateway.methods import build_dispatcher
+from .gateway.methods import build_dispatcher, principal_of_value, timeline_visibility
 from .gateway.stdio import serve_stdio, write_line
 from .runtime import MetaRuntime
 from .storage.adopt import adopt_predecessor
@@ -121,7 +121,13 @@ def serve(state_dir: Path, config_path: Path | None, log_level: str, host: str, 
     except MetaError as exc:
         click.echo(f"meta_gateway: {exc.message}", err=True)
         sys.exit(EXIT_REFUSED)
-    app = build_app(build_dispatcher(runtime), timeline=runtime.timeline, on_shutdown=runtime.close)
+    app = build_app(
+        build_dispatcher(runtime),
+        timeline=runtime.timeline,
+        authenticate=runtime.authenticator.authenticate if runtime.authenticator is not None else None,
+        visibility=lambda principal: timeline_visibility(runtime, principal_of_value(principal)),
+        on_shutdown=runtime.close,
+    )
     click.echo(f"meta_gateway serving {runtime.state_dir} on http://{host}:{port}", err=True)
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the handler it
     # found; ours makes that graceful stop a clean exit (status 0, like stdio) instead of a kill.

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import CONTRACT_VERSION, __version__
+from .access import AccessEngine, ConsoleAuthenticator, Roster, RosterProvider
 from .clock import Clock, SystemClock
 from .config import DEFAULT_CONFIG, MetaConfig, load_config_dict
 from .errors import StorageRefused
@@ -46,6 +47,8 @@ class MetaRuntime:
     sessions: SessionManager | None = None
     review: QuarantineReview | None = None
     timeline: Timeline | None = None
+    access: AccessEngine | None = None
+    authenticator: ConsoleAuthenticator | None = None
     _lock: StateDirLock | None = field(default=None, repr=False)
 
     @classmethod
@@ -56,6 +59,7 @@ class MetaRuntime:
         *,
         clock: Clock | None = None,
         events: EventSink | None = None,
+        roster_provider: RosterProvider | None = None,
     ) -> MetaRuntime:
         """Boot a runtime on ``state_dir`` (created if absent).
 
@@ -66,6 +70,9 @@ class MetaRuntime:
         config = config if config is not None else load_config_dict(DEFAULT_CONFIG)
         config.refuse_unservable()
         clock = clock or SystemClock()
+        # Built before the state dir is touched: a bad roster or token table refuses cleanly.
+        access = AccessEngine(config.access, Roster(config.roster, roster_provider))
+        authenticator = ConsoleAuthenticator.from_config(config.console)
         layout = StateLayout.at(state_dir)
         try:
             layout.root.mkdir(parents=True, exist_ok=True)
@@ -102,7 +109,21 @@ class MetaRuntime:
             review = QuarantineReview(agent_memory, events)
         log.info("runtime ready on %s", layout.root)
         gating = Gating(ledger, clock)
-        return cls(layout, config, clock, ledger, gating, agent_memory, events, sessions, review, timeline, lock)
+        return cls(
+            layout,
+            config,
+            clock,
+            ledger,
+            gating,
+            agent_memory,
+            events,
+            sessions,
+            review,
+            timeline,
+            access,
+            authenticator,
+            lock,
+        )
 
     @property
     def state_dir(self) -> Path:

@@ -96,10 +96,13 @@ class Dispatcher:
         *,
         max_request_bytes: int = 4 * 1024 * 1024,
         console_read_only: bool = False,
+        authorize: Callable[[Method, Any, CallContext], None] | None = None,
     ) -> None:
         self._methods = dict(methods)
         self.max_request_bytes = max_request_bytes
         self.console_read_only = console_read_only
+        # Access control for console calls (the stdio and /rpc surfaces are the trusted SDK channel).
+        self._authorize = authorize
 
     def method_names(self, surface: Surface) -> list[str]:
         return sorted(name for name, m in self._methods.items() if surface in m.surfaces)
@@ -149,6 +152,8 @@ class Dispatcher:
         if method.mutating and ctx.surface == CONSOLE and self.console_read_only:
             raise ReadOnly()
         _require_unicode(params, "params")
+        if ctx.surface == CONSOLE and self._authorize is not None:
+            self._authorize(method, params, ctx)
         return method.handler(params, ctx)
 
 

@@ -20,8 +20,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..access import AuthenticationFailed
 from ..timeline import Timeline, event_seq
-from .dispatch import CONSOLE, SDK, CallContext, Dispatcher, Surface
+from .dispatch import CONSOLE, SDK, CallContext, Dispatcher, Surface, to_wire_error
 
 __all__ = ["build_app"]
 
@@ -40,12 +41,28 @@ async def _read_capped(request: Request, cap: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def _rpc_endpoint(dispatcher: Dispatcher, surface: Surface) -> Callable[[Request], Any]:
+Authenticate = Callable[[str | None], Any]
+
+
+def _unauthenticated(exc: AuthenticationFailed) -> Response:
+    body = {"jsonrpc": "2.0", "id": None, "error": to_wire_error(exc)}
+    return JSONResponse(body, status_code=exc.http_status, headers={"WWW-Authenticate": exc.www_authenticate})
+
+
+def _rpc_endpoint(
+    dispatcher: Dispatcher, surface: Surface, authenticate: Authenticate | None
+) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
+        principal = None
+        if authenticate is not None:  # before the body is read: a bad credential costs nothing
+            try:
+                principal = authenticate(request.headers.get("authorization"))
+            except AuthenticationFailed as exc:
+                return _unauthenticated(exc)
         raw = await _read_capped(request, dispatcher.max_request_bytes)
         if raw is None:
             return JSONResponse(dispatcher.oversized())
-        ctx = CallContext(surface=surface)
+        ctx = CallContext(surface=surface, principal=principal)
         reply = await run_in_threadpool(dispatcher.handle_bytes, raw, ctx)
         if reply is None:
             return Response(status_code=204)
@@ -66,7 +83,11 @@ def _sse(envelope: dict[str, Any]) -> str:
     return f"id: {envelope['event_id']}\nevent: {envelope['event_type']}\ndata: {json.dumps(envelope)}\n\n"
 
 
-def _timeline_stream(timeline: Timeline) -> Callable[[Request], Any]:
+def _timeline_stream(
+    timeline: Timeline,
+    authenticate: Authenticate | None,
+    visibility: Callable[[Any], Callable[[dict[str, Any]], bool]] | None,
+) -> Callable[[Request], Any]:
     """``GET /console/timeline/stream``: live envelopes as server-sent events.
 
     With ``Last-Event-ID`` (or ``?after=console-evt-N``) the stored events after it are
@@ -75,6 +96,13 @@ def _timeline_stream(timeline: Timeline) -> Callable[[Request], Any]:
     """
 
     async def endpoint(request: Request) -> Response:
+        principal = None
+        if authenticate is not None:
+            try:
+                principal = authenticate(request.headers.get("authorization"))
+            except AuthenticationFailed as exc:
+                return _unauthenticated(exc)
+        visible = visibility(principal) if visibility is not None else (lambda _event: True)
         last = request.headers.get("last-event-id") or request.query_params.get("after")
         after = event_seq(last) if last else None
         loop = asyncio.get_running_loop()
@@ -99,7 +127,8 @@ def _timeline_stream(timeline: Timeline) -> Callable[[Request], Any]:
                 if after is not None:
                     for stored in await run_in_threadpool(timeline.after, after, _SSE_QUEUE_MAX):
                         seen = event_seq(stored["event_id"]) or seen
-                        yield _sse(stored)
+                        if visible(stored):
+                            yield _sse(stored)
                 while True:
                     try:
                         live = await asyncio.wait_for(queue.get(), timeout=_SSE_KEEPALIVE_S)
@@ -108,7 +137,7 @@ def _timeline_stream(timeline: Timeline) -> Callable[[Request], Any]:
                         continue
                     if live is None:
                         return
-                    if (event_seq(live["event_id"]) or 0) > seen:
+                    if (event_seq(live["event_id"]) or 0) > seen and visible(live):
                         yield _sse(live)
             finally:
                 unsubscribe()
@@ -126,8 +155,13 @@ def build_app(
     dispatcher: Dispatcher,
     *,
     timeline: Timeline | None = None,
+    authenticate: Authenticate | None = None,
+    visibility: Callable[[Any], Callable[[dict[str, Any]], bool]] | None = None,
     on_shutdown: Callable[[], None] | None = None,
 ) -> Starlette:
+    """The ASGI app. ``authenticate`` maps a console request's ``Authorization`` header to a
+    principal (or raises); ``visibility`` gives a principal's timeline filter."""
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
@@ -135,10 +169,11 @@ def build_app(
             on_shutdown()
 
     routes = [
-        Route("/rpc", _rpc_endpoint(dispatcher, SDK), methods=["POST"]),
-        Route("/console/rpc", _rpc_endpoint(dispatcher, CONSOLE), methods=["POST"]),
+        Route("/rpc", _rpc_endpoint(dispatcher, SDK, None), methods=["POST"]),
+        Route("/console/rpc", _rpc_endpoint(dispatcher, CONSOLE, authenticate), methods=["POST"]),
         Route("/v1/health", _health, methods=["GET"]),
     ]
     if timeline is not None:
-        routes.append(Route("/console/timeline/stream", _timeline_stream(timeline), methods=["GET"]))
+        stream = _timeline_stream(timeline, authenticate, visibility)
+        routes.append(Route("/console/timeline/stream", stream, methods=["GET"]))
     return Starlette(routes=routes, lifespan=lifespan)

@@ -9,12 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..access import ANONYMOUS, Principal, authorize_method, method_access
+from ..access.actions import TIMELINE_READ
+from ..access.rpc import QUARANTINE_DECIDE
 from ..errors import CapabilityUnavailable, InvalidParams
+from ..events import SYSTEM_IDENTITY
+from ..gating import parse_audit_params, parse_evaluate_params, parse_pending_params
+from ..gating import parse_decide_params as parse_gating_decide_params
 from ..ledger.model import parse_index_params, parse_query_params, parse_stores_params
 from ..memory.service import AgentMemory
 from ..recorder import anthropic_tool, mcp_tool_definition, openai_responses_tool, openai_tool
-from ..gating import parse_audit_params, parse_evaluate_params, parse_pending_params
-from ..gating import parse_decide_params as parse_gating_decide_params
 from ..review import parse_decide_params
 from ..runtime import MetaRuntime
 from ..sessions import SessionManager
@@ -24,7 +28,7 @@ SDK_ONLY = frozenset({SDK})
 CONSOLE_ONLY = frozenset({CONSOLE})
 T = TypeVar("T")
 
-__all__ = ["build_dispatcher", "build_methods"]
+__all__ = ["build_dispatcher", "build_methods", "principal_of", "principal_of_value", "timeline_visibility"]
 
 
 LEDGER_PARAMS_PREFIX = "Invalid params: "
@@ -45,7 +49,75 @@ def _no_params(params: Any) -> None:
 
 def build_dispatcher(runtime: MetaRuntime) -> Dispatcher:
     """The dispatcher every surface of one runtime uses (stdio, HTTP, in process)."""
-    return Dispatcher(build_methods(runtime), console_read_only=runtime.config.console.read_only)
+    return Dispatcher(
+        build_methods(runtime),
+        console_read_only=runtime.config.console.read_only,
+        authorize=_console_authorizer(runtime),
+    )
+
+
+def principal_of(ctx: CallContext) -> Principal:
+    return principal_of_value(ctx.principal)
+
+
+def principal_of_value(value: Any) -> Principal:
+    """The authenticated principal, or anonymous when none was established."""
+    return value if isinstance(value, Principal) else ANONYMOUS
+
+
+def _console_authorizer(runtime: MetaRuntime) -> Callable[[Method, Any, CallContext], None] | None:
+    engine = runtime.access
+    if engine is None:
+        return None
+
+    def authorize(method: Method, params: Any, ctx: CallContext) -> None:
+        p = params if isinstance(params, dict) else {}
+        identity = p.get("identity") if isinstance(p.get("identity"), str) and p.get("identity") else None
+        verdict = p.get("verdict") if p.get("verdict") in ("release", "tombstone") else None
+        memory_id = p.get("memory_id") if isinstance(p.get("memory_id"), str) else None
+        gate = method_access(method.name).gate
+        # Params a handler will refuse anyway (-32602) are left to it: no resource to judge.
+        if gate == "identity" and identity is None:
+            return
+        if method.name == QUARANTINE_DECIDE and verdict is None:
+            return
+        authorize_method(
+            engine,
+            principal_of(ctx),
+            method.name,
+            identity=identity,
+            record_id=memory_id if method.name == QUARANTINE_DECIDE else None,
+            verdict=verdict,
+        )
+
+    return authorize
+
+
+def _could_use(runtime: MetaRuntime, name: str, principal: Principal) -> bool:
+    """Whether a console caller could ever use ``name`` (capability advertisement)."""
+    engine = runtime.access
+    if engine is None:
+        return True
+    access = method_access(name)
+    if access.gate == "unscoped":
+        return all(engine.allows(principal, action, None) for action in access.actions)
+    return all(engine.may_ever(principal, action) for action in access.actions)
+
+
+def timeline_visibility(runtime: MetaRuntime, principal: Principal) -> Callable[[dict[str, Any]], bool]:
+    """Which timeline events a console caller may see: an identity's events with read + view
+    on that identity, system events with an unscoped ``timeline.read``."""
+    engine = runtime.access
+
+    def visible(event: dict[str, Any]) -> bool:
+        if engine is None:
+            return True
+        identity = event.get("identity")
+        if not isinstance(identity, str) or identity == SYSTEM_IDENTITY:
+            return engine.allows(principal, TIMELINE_READ, None)
+        return engine.can_read_identity_memory(principal, identity)
+
+    return visible
 
 
 def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
@@ -70,6 +142,7 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
                 if ctx.surface in m.surfaces
                 and (m.available is None or m.available())
                 and not (m.mutating and ctx.surface == CONSOLE and runtime.config.console.read_only)
+                and (ctx.surface != CONSOLE or _could_use(runtime, name, principal_of(ctx)))
             ],
         }
 
@@ -156,6 +229,8 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
     def timeline_query(params: Any, ctx: CallContext) -> dict[str, Any]:
         if runtime.timeline is None:
             raise CapabilityUnavailable("this runtime has no persisted timeline")
+        if ctx.surface == CONSOLE:
+            return runtime.timeline.query(params, visible=timeline_visibility(runtime, principal_of(ctx)))
         return runtime.timeline.query(params)
 
     def gating_evaluate(params: Any, ctx: CallContext) -> dict[str, Any]:

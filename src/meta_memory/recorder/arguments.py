@@ -88,7 +88,8 @@ def _decode(arguments: object) -> Mapping[Any, Any]:
 def _check_fields(args: Mapping[Any, Any]) -> None:
     unknown = sorted(str(k) for k in args if k not in MEMORY_TOOL_FIELDS)
     if unknown:
-        names = ", ".join(f"'{name}'" for name in unknown)
+        # Quoted with repr: a field name is model output and must not break the one-line sentence.
+        names = ", ".join(repr(name[:64]) for name in unknown[:8])
         plural = "s" if len(unknown) > 1 else ""
         raise ToolArgumentError(f"unknown field{plural} {names} (allowed: {', '.join(MEMORY_TOOL_FIELDS)})")
 
