@@ -1,4 +1,4 @@
-"""The ``meta_gateway`` command: serve, stdio, mcp, adoption, legacy import, hash-token.
+"""The ``meta_gateway`` command: serve, stdio, mcp, adoption, doctor, legacy import, hash-token.
 
 This is the edge where files and the environment are read and where library errors become
 clean messages and exit codes (2 for a refused boot or bad config). Library code never exits.
@@ -206,6 +206,126 @@ def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
         click.echo(f"meta_gateway: {exc.message}", err=True)
         sys.exit(EXIT_REFUSED)
     click.echo(report.message)
+
+
+EXIT_DOCTOR_ERRORS = 1
+
+
+@main.command()
+@click.option(
+    "--state-dir",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="State directory to diagnose (read only: nothing is created or written).",
+)
+@click.option("--identity", default=None, help="Also count this identity's records per status in each realm.")
+@click.option("--json", "as_json", is_flag=True, help="Print the meta/storage/doctor result object as JSON.")
+def doctor(state_dir: Path, identity: str | None, as_json: bool) -> None:
+    """Diagnose a state directory read-only; safe beside a running gateway.
+
+    Exit status: 0 when no finding has severity error, 1 when one does (warnings and info do
+    not fail), 2 for bad usage.
+    """
+    import json
+
+    from .storage.doctor import diagnose
+
+    if identity is not None and not identity.strip():
+        raise click.BadParameter("must be a non-empty string", param_hint="--identity")
+    diagnosis = diagnose(state_dir, identity)
+    if as_json:
+        click.echo(json.dumps(diagnosis.to_wire(), indent=2, ensure_ascii=False))
+    else:
+        _print_diagnosis(diagnosis.to_wire())
+    if diagnosis.has_errors:
+        sys.exit(EXIT_DOCTOR_ERRORS)
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def _print_diagnosis(result: dict[str, Any]) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    state_dir = Path(result["state_dir"])
+    findings: list[dict[str, Any]] = result["diagnosis"]["findings"]
+    inventory: list[dict[str, Any]] = result["diagnosis"]["inventory"]
+    console.print(f"[bold]Storage doctor[/bold] {escape(str(state_dir))}")
+
+    def table(title: str) -> Table:
+        return Table(
+            title=title,
+            title_justify="left",
+            title_style="bold",
+            box=box.SIMPLE_HEAD,
+            collapse_padding=True,
+            pad_edge=False,
+            show_edge=False,
+        )
+
+    def shown(path: str) -> str:
+        # Paths inside the state dir are shown relative to it: the header names it once.
+        return str(Path(path).relative_to(state_dir)) if Path(path).is_relative_to(state_dir) else path
+
+    styles = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+    findings_table = table("Findings")
+    findings_table.add_column("Severity", no_wrap=True)
+    findings_table.add_column("Code", no_wrap=True)
+    findings_table.add_column("Message", ratio=1, overflow="fold")
+    for f in findings:
+        where = [f"realm {f['realm']}"] if "realm" in f else []
+        if "path" in f:
+            where.append(shown(f["path"]))
+        message = escape(f["message"]) + (f"\n[dim]{escape(' · '.join(where))}[/dim]" if where else "")
+        findings_table.add_row(f"[{styles[f['severity']]}]{f['severity']}[/]", escape(f["code"]), message)
+    console.print()
+    console.print(findings_table)
+    if inventory:
+        statuses = ("active", "quarantined", "superseded", "tombstoned")
+        identity = inventory[0].get("identity")
+        realms = table("Realms")
+        realms.add_column("Realm / file", ratio=1, overflow="fold")
+        for header in ("Schema", "Active", "Quar.", "Sup.", "Tomb.", "Queue"):
+            realms.add_column(header, justify="right", no_wrap=True)
+        realms.add_column("Size", justify="right", no_wrap=True)
+        if identity is not None:
+            realms.add_column(f"{escape(identity)}\na/q/s/t", justify="right", no_wrap=True)
+
+        def count(value: Any) -> str:
+            return "?" if value is None else str(value)
+
+        for entry in inventory:
+            counts = entry["records"] or {}
+            row = [
+                f"{escape(entry['realm'])}\n[dim]{escape(shown(entry['path']))}[/dim]",
+                count(entry["schema_version"]),
+                *(count(counts.get(s)) for s in statuses),
+                count(entry["pending_index"]),
+                _size(entry["bytes"]),
+            ]
+            if identity is not None:
+                mine = entry.get("identity_records")
+                row.append("/".join(count(mine.get(s)) for s in statuses) if mine else "?")
+            realms.add_row(*row)
+        console.print()
+        console.print(realms)
+    errors = sum(1 for f in findings if f["severity"] == "error")
+    warnings = sum(1 for f in findings if f["severity"] == "warning")
+    console.print()
+    console.print(
+        f"{errors} error(s), {warnings} warning(s), {len(inventory)} realm file(s)",
+        style="bold red" if errors else None,
+    )
 
 
 @main.command("import-legacy")

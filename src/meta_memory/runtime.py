@@ -26,6 +26,7 @@ from .ledger.local_json import LocalJsonBackend
 from .memory.service import AgentMemory
 from .review import QuarantineReview
 from .sessions import SessionManager
+from .steward import Reviewer, Steward, StewardScheduler, parse_cadence, reviewer_from_config
 from .storage.layout import StateLayout
 from .storage.lock import StateDirLock
 from .timeline import Timeline
@@ -50,6 +51,8 @@ class MetaRuntime:
     access: AccessEngine | None = None
     authenticator: ConsoleAuthenticator | None = None
     _lock: StateDirLock | None = field(default=None, repr=False)
+    steward: Steward | None = None
+    scheduler: StewardScheduler | None = None
 
     @classmethod
     def open(
@@ -60,6 +63,7 @@ class MetaRuntime:
         clock: Clock | None = None,
         events: EventSink | None = None,
         roster_provider: RosterProvider | None = None,
+        steward_reviewer: Reviewer | None = None,
     ) -> MetaRuntime:
         """Boot a runtime on ``state_dir`` (created if absent).
 
@@ -73,6 +77,9 @@ class MetaRuntime:
         # Built before the state dir is touched: a bad roster or token table refuses cleanly.
         access = AccessEngine(config.access, Roster(config.roster, roster_provider))
         authenticator = ConsoleAuthenticator.from_config(config.console)
+        steward_config = config.agent_memory.steward
+        if steward_config.enabled:
+            parse_cadence(steward_config.cadence)  # a bad cadence refuses boot, like any bad key
         layout = StateLayout.at(state_dir)
         try:
             layout.root.mkdir(parents=True, exist_ok=True)
@@ -107,8 +114,26 @@ class MetaRuntime:
         if agent_memory is not None:
             sessions = SessionManager(agent_memory, config.agent_memory, events)
             review = QuarantineReview(agent_memory, events)
+        steward = scheduler = None
+        if agent_memory is not None:
+            steward = Steward(
+                agent_memory,
+                ledger=ledger,
+                events=events,
+                clock=clock,
+                config=steward_config,
+                reviewer=steward_reviewer or reviewer_from_config(steward_config, os.environ),
+                roster=access.roster,
+                mobs=[entry.mob for entry in config.roster if entry.mob],
+                operator_scope_active=config.agent_memory.operator_scope != "off",
+            )
+        gating = Gating(ledger, clock, on_resolution=steward.on_resolution if steward is not None else None)
+        if steward is not None:
+            steward.attach(gating)
+            if steward_config.enabled:
+                scheduler = StewardScheduler(steward, clock=clock)
+                scheduler.start()
         log.info("runtime ready on %s", layout.root)
-        gating = Gating(ledger, clock)
         return cls(
             layout,
             config,
@@ -123,6 +148,8 @@ class MetaRuntime:
             access,
             authenticator,
             lock,
+            steward=steward,
+            scheduler=scheduler,
         )
 
     @property
@@ -153,7 +180,10 @@ class MetaRuntime:
         }
 
     def close(self) -> None:
-        """Close stores and release the state-dir lock. Safe to call twice."""
+        """Stop the steward's scheduler, close stores and release the state-dir lock. Safe to call twice."""
+        if self.scheduler is not None:
+            self.scheduler.close()
+            self.scheduler = None
         if self.agent_memory is not None:
             self.agent_memory.close()
         if self.timeline is not None:

@@ -60,6 +60,21 @@ def test_the_ledger_methods_exist_on_rpc_only_and_are_not_found_on_console_rpc(
 
 
 GATING_METHODS = ["meta/gating/evaluate", "meta/gating/decide", "meta/gating/pending", "meta/gating/audit"]
+PANEL_METHODS = [
+    f"meta/memory/panel/{verb}"
+    for verb in (
+        "records",
+        "record",
+        "quarantine",
+        "dreams",
+        "dream_runs",
+        "audit_verdicts",
+        "overview",
+        "proposals",
+        "injections",
+        "harvests",
+    )
+]
 
 
 def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: Rpc) -> None:
@@ -88,6 +103,8 @@ def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: 
             "meta/capabilities",
             "meta/status",
             "meta/timeline/query",
+            "meta/memory/steward/dream",
+            "meta/storage/doctor",
         ]
     )
     assert sorted(console) == sorted(
@@ -95,9 +112,12 @@ def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: 
             *AGENT_MEMORY_METHODS,
             *GATING_METHODS[1:],  # evaluate is an SDK call
             "meta/memory/quarantine/decide",
+            *PANEL_METHODS,  # console only
             "meta/capabilities",
             "meta/status",
             "meta/timeline/query",
+            "meta/memory/steward/dream",
+            "meta/storage/doctor",
         ]
     )
 

@@ -81,6 +81,8 @@ RPC_ACCESS: Mapping[str, MethodAccess] = MappingProxyType(
         "meta/memory/panel/records": MethodAccess((), "rows"),
         "meta/memory/panel/record": MethodAccess((), "rows"),
         "meta/memory/panel/quarantine": MethodAccess((MEMORY_QUARANTINE_REVIEW,), "any"),
+        # A dream reviews every identity's quarantine in the realm: an unscoped review grant.
+        "meta/memory/steward/dream": MethodAccess((MEMORY_QUARANTINE_REVIEW,), "unscoped", mutating=True),
         "meta/memory/panel/dreams": _UNSCOPED_READ,
         "meta/memory/panel/dream_runs": _UNSCOPED_READ,
         "meta/memory/panel/audit_verdicts": _UNSCOPED_READ,

@@ -12,23 +12,34 @@ from typing import Any, TypeVar
 from ..access import ANONYMOUS, Principal, authorize_method, method_access
 from ..access.actions import TIMELINE_READ
 from ..access.rpc import QUARANTINE_DECIDE
-from ..errors import CapabilityUnavailable, InvalidParams
+from ..errors import CapabilityUnavailable, InvalidParams, MethodNotFound
 from ..events import SYSTEM_IDENTITY
 from ..gating import parse_audit_params, parse_evaluate_params, parse_pending_params
 from ..gating import parse_decide_params as parse_gating_decide_params
 from ..ledger.model import parse_index_params, parse_query_params, parse_stores_params
 from ..memory.service import AgentMemory
+from ..panel import PANEL_METHODS, AgentMemorySource, MemoryPanel, PanelMethod
 from ..recorder import anthropic_tool, mcp_tool_definition, openai_responses_tool, openai_tool
 from ..review import parse_decide_params
 from ..runtime import MetaRuntime
 from ..sessions import SessionManager
+from ..steward import parse_dream_params
+from ..storage.census import StorageCensus, runtime_census
+from ..storage.doctor import diagnose, parse_doctor_params, same_directory
 from .dispatch import CONSOLE, SDK, CallContext, Dispatcher, Method
 
 SDK_ONLY = frozenset({SDK})
 CONSOLE_ONLY = frozenset({CONSOLE})
 T = TypeVar("T")
 
-__all__ = ["build_dispatcher", "build_methods", "principal_of", "principal_of_value", "timeline_visibility"]
+__all__ = [
+    "build_dispatcher",
+    "build_methods",
+    "principal_of",
+    "principal_of_value",
+    "storage_census",
+    "timeline_visibility",
+]
 
 
 LEDGER_PARAMS_PREFIX = "Invalid params: "
@@ -120,6 +131,16 @@ def timeline_visibility(runtime: MetaRuntime, principal: Principal) -> Callable[
     return visible
 
 
+def storage_census(runtime: MetaRuntime) -> StorageCensus:
+    """The runtime's storage census (REFERENCE 8), as status, capabilities and the doctor report it."""
+    return runtime_census(
+        agent_memory_root=runtime.agent_memory.root if runtime.agent_memory is not None else None,
+        # The runtime writes the timeline to the layout's event log; without a timeline it was
+        # handed a sink of the caller's instead.
+        event_log_path=runtime.layout.event_log_path if runtime.timeline is not None else None,
+    )
+
+
 def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
     """The whole method table for one runtime."""
 
@@ -130,11 +151,11 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
 
     def status(params: Any, ctx: CallContext) -> dict[str, Any]:
         _no_params(params)
-        return runtime.status()
+        return {**runtime.status(), "storage": storage_census(runtime).to_wire()}
 
     def capabilities(params: Any, ctx: CallContext) -> dict[str, Any]:
         _no_params(params)
-        return {
+        result: dict[str, Any] = {
             "contract_version": runtime.status()["contract_version"],
             "methods": [
                 name
@@ -145,6 +166,11 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
                 and (ctx.surface != CONSOLE or _could_use(runtime, name, principal_of(ctx)))
             ],
         }
+        # The census names paths under the state dir: a console caller sees it only where it
+        # could read meta/status, which carries it too.
+        if ctx.surface != CONSOLE or _could_use(runtime, "meta/status", principal_of(ctx)):
+            result["storage"] = storage_census(runtime).to_wire()
+        return result
 
     def memory_index(params: Any, ctx: CallContext) -> dict[str, Any]:
         return runtime.ledger.index(_ledger_params(parse_index_params, params)).to_wire()
@@ -226,6 +252,18 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
         subject = getattr(ctx.principal, "subject", None)
         return review.decide(p, reviewer={"kind": "console", "principal": subject}).to_wire()
 
+    def steward_dream(params: Any, ctx: CallContext) -> dict[str, Any]:
+        if runtime.steward is None:
+            raise CapabilityUnavailable("the memory steward needs agent memory (configure [agent_memory])")
+        realm, mob = parse_dream_params(params, default_realm=runtime.config.agent_memory.realm)
+        return runtime.steward.dream(realm, mob=mob).to_wire()
+
+    def storage_doctor(params: Any, ctx: CallContext) -> dict[str, Any]:
+        p = parse_doctor_params(params)
+        # The live census describes this runtime's own directory only; any other is diagnosed cold.
+        census = storage_census(runtime) if same_directory(p.state_dir, runtime.layout.root) else None
+        return diagnose(p.state_dir, p.identity, census=census).to_wire()
+
     def timeline_query(params: Any, ctx: CallContext) -> dict[str, Any]:
         if runtime.timeline is None:
             raise CapabilityUnavailable("this runtime has no persisted timeline")
@@ -244,6 +282,18 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
 
     def gating_audit(params: Any, ctx: CallContext) -> dict[str, Any]:
         return runtime.gating.audit(parse_audit_params(params)).to_wire()
+
+    def panel_handler(call: PanelMethod) -> Callable[[Any, CallContext], dict[str, Any]]:
+        def handler(params: Any, ctx: CallContext) -> dict[str, Any]:
+            if runtime.agent_memory is None:
+                raise MethodNotFound("memory panel is not configured")
+            return call(
+                MemoryPanel(AgentMemorySource(runtime.agent_memory), runtime.access),
+                params,
+                principal_of(ctx),
+            )
+
+        return handler
 
     has_agent_memory = lambda: runtime.agent_memory is not None  # noqa: E731
     table: dict[str, Method] = {
@@ -281,10 +331,17 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             Method("meta/session/close", session_close, surfaces=SDK_ONLY, available=has_agent_memory),
             Method("meta/session/tool_definitions", session_tool_definitions, surfaces=SDK_ONLY),
             Method("meta/timeline/query", timeline_query, available=lambda: runtime.timeline is not None),
+            Method("meta/storage/doctor", storage_doctor),
             Method("meta/gating/evaluate", gating_evaluate, surfaces=SDK_ONLY, mutating=True),
             Method("meta/gating/decide", gating_decide, mutating=True),
             Method("meta/gating/pending", gating_pending),
             Method("meta/gating/audit", gating_audit),
+            Method(
+                "meta/memory/steward/dream",
+                steward_dream,
+                mutating=True,
+                available=lambda: runtime.steward is not None,
+            ),
             Method(
                 "meta/memory/quarantine/decide",
                 quarantine_decide,
@@ -294,4 +351,6 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             ),
         )
     }
+    for name, call in PANEL_METHODS.items():
+        table[name] = Method(name, panel_handler(call), surfaces=CONSOLE_ONLY, available=has_agent_memory)
     return table

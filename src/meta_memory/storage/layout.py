@@ -16,9 +16,25 @@ from ..errors import StorageRefused
 __all__ = [
     "AGENT_MEMORY_DIR",
     "AGENT_MEMORY_LEGACY_DIR",
+    "BLOBS_DIR",
+    "CONSOLE_FILE_PATTERN",
+    "CONTINUITY_FILES",
+    "EVENT_LOG_FILE",
+    "IMPORTED_SUFFIX",
+    "IMPORT_FAILED_SUFFIX",
     "LEDGER_FILE",
+    "LEGACY_MARKDOWN_SUFFIX",
+    "METADATA_FILE_PATTERN",
     "PREDECESSOR_LEDGER_FILE",
+    "REALM_DB_SUFFIX",
+    "RUNTIME_FILE",
+    "SCHEDULE_FILE",
+    "SESSIONS_FILES",
+    "STAGE_SUFFIX",
+    "STORE_FAMILIES",
+    "WORKGRAPH_FILE",
     "StateLayout",
+    "StoreFamily",
     "decode_component",
     "encode_component",
 ]
@@ -32,6 +48,47 @@ AGENT_MEMORY_LEGACY_DIR = "agent-memory-sqlite"
 LOCK_FILE = ".meta-runtime.lock"
 EVENT_LOG_FILE = "event_log.sqlite3"
 REALM_DB_SUFFIX = ".sqlite3"
+# What a stage (a file written whole, then renamed over its target) is called while it exists.
+STAGE_SUFFIX = ".tmp"
+# Legacy markdown memory inside a realm's directory: pending, then renamed once imported or refused.
+LEGACY_MARKDOWN_SUFFIX = ".md"
+IMPORTED_SUFFIX = ".imported"
+IMPORT_FAILED_SUFFIX = ".import-failed"
+# SQLite's own files beside a database in WAL mode.
+SQLITE_WAL_SUFFIX = "-wal"
+SQLITE_SHM_SUFFIX = "-shm"
+
+# REFERENCE 8: the stores a Meta state dir may hold, canonical spelling first, then legacy ones.
+# This runtime writes only the agent-memory root and the event log; the rest are named so the
+# doctor can recognise them (and their twins) in a directory an upstream gateway also served.
+SESSIONS_FILES = ("sessions.sqlite3", "sessions.db", "sessions.sqlite")
+RUNTIME_FILE = "runtime.sqlite"
+SCHEDULE_FILE = "schedule.sqlite"
+WORKGRAPH_FILE = "workgraph.sqlite3"
+CONTINUITY_FILES = ("continuity.sqlite3", "continuity.db", "identity_continuity.sqlite")
+METADATA_FILE_PATTERN = "*_metadata.sqlite3"
+CONSOLE_FILE_PATTERN = "*_console.sqlite3"
+BLOBS_DIR = "blobs"
+
+
+@dataclass(frozen=True)
+class StoreFamily:
+    """Every spelling one store has had under the state dir; two present at once are twins."""
+
+    domain: str
+    spellings: tuple[str, ...]  # canonical first
+
+
+STORE_FAMILIES: tuple[StoreFamily, ...] = (
+    StoreFamily("agent_memory", (AGENT_MEMORY_DIR, AGENT_MEMORY_LEGACY_DIR)),
+    StoreFamily("event_log", (EVENT_LOG_FILE,)),
+    StoreFamily("sessions", SESSIONS_FILES),
+    StoreFamily("runtime", (RUNTIME_FILE,)),
+    StoreFamily("schedule", (SCHEDULE_FILE,)),
+    StoreFamily("workgraph", (WORKGRAPH_FILE,)),
+    StoreFamily("continuity", CONTINUITY_FILES),
+    StoreFamily("blobs", (BLOBS_DIR,)),
+)
 
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
@@ -155,6 +212,24 @@ class StateLayout:
         if not file_name.endswith(REALM_DB_SUFFIX):
             return None
         return decode_component(file_name[: -len(REALM_DB_SUFFIX)])
+
+    @staticmethod
+    def realm_from_dir_name(dir_name: str) -> str | None:
+        """The realm whose legacy markdown directory is ``dir_name`` (``None``: no realm's)."""
+        return decode_component(dir_name)
+
+    @staticmethod
+    def sqlite_sidecars(db_path: Path) -> tuple[Path, Path]:
+        """The ``-wal`` and ``-shm`` files SQLite keeps beside ``db_path`` in WAL mode."""
+        return (
+            db_path.with_name(db_path.name + SQLITE_WAL_SUFFIX),
+            db_path.with_name(db_path.name + SQLITE_SHM_SUFFIX),
+        )
+
+    # -- every store a state dir may hold (REFERENCE 8) ----------------------------------
+    def family_paths(self, family: StoreFamily) -> tuple[Path, ...]:
+        """Every spelling of ``family`` under this state dir, canonical first."""
+        return tuple(self.root / name for name in family.spellings)
 
     # -- boot checks ----------------------------------------------------------
     def refuse_predecessor(self) -> None:

@@ -1,0 +1,155 @@
+"""Parameters of the ten panel methods: the one place their rules and -32602 messages live.
+
+Absent or ``null`` params mean no filters; any other non-object is refused. Unknown keys are
+ignored (the ``injections`` method, for one, parses no identity, session or surface filter).
+``limit`` is clamped into ``[1, max]`` rather than refused; a non-integer is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InvalidParams
+from ..memory.params import parse_identity, parse_optional_name
+from ..memory.records import ScopeKind, Status
+from ..memory.sqlite.panel import RecordFilter, RecordKey
+
+__all__ = [
+    "DREAMS_LIMIT",
+    "LISTING_LIMIT",
+    "RECORDS_LIMIT",
+    "Limit",
+    "ListingParams",
+    "RecordParams",
+    "RecordsParams",
+    "format_cursor",
+    "parse_cursor",
+    "parse_listing_params",
+    "parse_record_params",
+    "parse_records_params",
+]
+
+_SCOPES = tuple(k.value for k in ScopeKind)
+_STATUSES = tuple(s.value for s in Status)
+_CURSOR = re.compile(r"(0|[1-9][0-9]{0,18}):(.+)", re.DOTALL)
+_CURSOR_SHAPE = "cursor must be '<updated_at_ms>:<memory_id>' as returned in next_cursor"
+
+
+@dataclass(frozen=True)
+class Limit:
+    default: int
+    max: int
+
+
+RECORDS_LIMIT = Limit(50, 200)
+DREAMS_LIMIT = Limit(20, 100)
+LISTING_LIMIT = Limit(50, 200)
+
+
+@dataclass(frozen=True)
+class RecordsParams:
+    realm: str | None
+    where: RecordFilter
+    limit: int
+    cursor: RecordKey | None
+
+    @property
+    def identity(self) -> str | None:
+        """The identity an identity-keyed listing names (``identity``, or identity scope + key)."""
+        return self.where.scope_key if self.where.scope_kind == ScopeKind.IDENTITY.value else None
+
+
+@dataclass(frozen=True)
+class RecordParams:
+    memory_id: str
+    realm: str | None
+
+
+@dataclass(frozen=True)
+class ListingParams:
+    realm: str | None
+    limit: int
+
+
+def _obj(params: Any) -> dict[str, Any]:
+    if params is None:
+        return {}
+    if not isinstance(params, dict):
+        raise InvalidParams("params must be a JSON object")
+    return params
+
+
+def _limit(p: dict[str, Any], bounds: Limit) -> int:
+    value = p.get("limit")
+    if value is None:
+        return bounds.default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidParams("limit must be an integer when provided")
+    return max(1, min(value, bounds.max))
+
+
+def _choice(p: dict[str, Any], name: str, allowed: tuple[str, ...]) -> str | None:
+    value = p.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in allowed:
+        shown = ", ".join(allowed)
+        raise InvalidParams(f"{name} must be one of {shown} (got {value!r})")
+    return value
+
+
+def format_cursor(key: RecordKey) -> str:
+    return f"{key[0]}:{key[1]}"
+
+
+def parse_cursor(value: Any) -> RecordKey | None:
+    """``"<updated_at_ms>:<memory_id>"`` → ``(updated_at_ms, memory_id)``; ``None`` when absent."""
+    if value is None:
+        return None
+    match = _CURSOR.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        raise InvalidParams(_CURSOR_SHAPE)
+    updated = int(match.group(1))
+    if updated > 2**63 - 1:
+        raise InvalidParams(_CURSOR_SHAPE)
+    return (updated, match.group(2))
+
+
+def parse_records_params(params: Any) -> RecordsParams:
+    """``{realm?, scope?, identity?, scope_key?, status?, limit?, cursor?}``; ``identity`` implies
+    identity scope keyed by it."""
+    p = _obj(params)
+    realm = parse_optional_name(p, "realm")
+    scope = _choice(p, "scope", _SCOPES)
+    status = _choice(p, "status", _STATUSES)
+    scope_key = p.get("scope_key")
+    if scope_key is not None and not isinstance(scope_key, str):
+        raise InvalidParams("scope_key must be a string when provided")
+    if p.get("identity") is not None:
+        identity = parse_identity(p)
+        if scope is not None and scope != ScopeKind.IDENTITY.value:
+            raise InvalidParams(f"identity implies scope 'identity' (got scope {scope!r})")
+        if scope_key is not None and scope_key != identity:
+            raise InvalidParams("identity and scope_key name different identities; give one of them")
+        scope, scope_key = ScopeKind.IDENTITY.value, identity
+    where = RecordFilter(scope, scope_key, status)
+    return RecordsParams(realm, where, _limit(p, RECORDS_LIMIT), parse_cursor(p.get("cursor")))
+
+
+def parse_record_params(params: Any) -> RecordParams:
+    """``{memory_id, realm?}``."""
+    if not isinstance(params, dict):
+        raise InvalidParams("params must be a JSON object")
+    memory_id = params.get("memory_id")
+    if not isinstance(memory_id, str) or not memory_id.strip():
+        raise InvalidParams("memory_id must be a non-empty string")
+    return RecordParams(memory_id.strip(), parse_optional_name(params, "realm"))
+
+
+def parse_listing_params(params: Any, bounds: Limit | None) -> ListingParams:
+    """``{realm?, limit?}`` (``bounds=None``: the method takes no limit, and ignores one)."""
+    p = _obj(params)
+    realm = parse_optional_name(p, "realm")
+    return ListingParams(realm, _limit(p, bounds) if bounds is not None else 0)

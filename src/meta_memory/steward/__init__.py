@@ -1,0 +1,74 @@
+"""The memory steward (REFERENCE 5.2, 5.3): dream runs that review a realm's quarantined records,
+pending proposals and exit-interview harvests through a pluggable :class:`Reviewer`, gated promotions
+to mob scope with their ``pending → committed | denied | expired`` lifecycle, and the cadence
+scheduler. ``model`` holds the vocabulary, ``reviewer`` the seam and the deterministic default,
+``openai_compat`` the chat-completions adapter, ``steward`` the dream, ``verdicts`` how verdicts
+apply, ``promotions`` the gate flow, ``staging`` staged batches as JSON, ``scheduler`` the cadence.
+The SQL behind it lives with the store, in ``memory/sqlite/steward_rows.py``.
+"""
+
+from __future__ import annotations
+
+from .model import (
+    HARVEST_RECORDS_MAX,
+    HARVESTS_MAX,
+    PROPOSALS_MAX,
+    QUARANTINE_MAX,
+    USAGE_SAMPLE_MAX,
+    Contradiction,
+    DreamInput,
+    DreamReport,
+    DreamVerdicts,
+    HarvestItem,
+    HarvestVerdict,
+    ItemOutcome,
+    OpenLoopEscalation,
+    ProposalItem,
+    ProposalVerdict,
+    QuarantineItem,
+    QuarantineVerdict,
+    UsageVerdict,
+    VerdictFormatError,
+    parse_dream_params,
+    parse_verdicts,
+)
+from .openai_compat import OpenAICompatibleReviewer, reviewer_from_config
+from .promotions import PROMOTE_PROPOSAL_ACTION, PROMOTE_QUARANTINE_ACTION, Promotions
+from .reviewer import DeterministicReviewer, Reviewer, ReviewerError
+from .scheduler import StewardScheduler, parse_cadence
+from .steward import Steward
+
+__all__ = [
+    "HARVESTS_MAX",
+    "HARVEST_RECORDS_MAX",
+    "PROMOTE_PROPOSAL_ACTION",
+    "PROMOTE_QUARANTINE_ACTION",
+    "PROPOSALS_MAX",
+    "QUARANTINE_MAX",
+    "USAGE_SAMPLE_MAX",
+    "Contradiction",
+    "DeterministicReviewer",
+    "DreamInput",
+    "DreamReport",
+    "DreamVerdicts",
+    "HarvestItem",
+    "HarvestVerdict",
+    "ItemOutcome",
+    "OpenAICompatibleReviewer",
+    "OpenLoopEscalation",
+    "Promotions",
+    "ProposalItem",
+    "ProposalVerdict",
+    "QuarantineItem",
+    "QuarantineVerdict",
+    "Reviewer",
+    "ReviewerError",
+    "Steward",
+    "StewardScheduler",
+    "UsageVerdict",
+    "VerdictFormatError",
+    "parse_cadence",
+    "parse_dream_params",
+    "parse_verdicts",
+    "reviewer_from_config",
+]

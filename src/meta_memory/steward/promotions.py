@@ -1,0 +1,269 @@
+"""Gated promotions (REFERENCE 5.3): a staged batch, an r3 gating entry and a mapping row, and the
+``pending → committed | denied | expired`` lifecycle driven by gating resolution notices.
+
+Staging validates the batch with the store validator first, then opens the gating entry, then writes
+the staged batch and the mapping row in one transaction. A notice is applied in one transaction too:
+an approval re-validates and commits the staged batch (``memory.record.promoted`` with
+``gated: true``), a rejection denies it (a proposal-sourced one rejects the proposal), a timeout
+expires it, an escalation keeps it pending under the successor id. A promotion that is no longer
+pending (an operator tombstone invalidated it, the 7-day backstop expired it) commits nothing, and a
+batch the validator now refuses, or a source that left quarantine, expires it. Lock order: this
+object's lock, then a store's write lock; gating is never called inside a store transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..clock import Clock
+from ..errors import WriteRefused
+from ..events import SYSTEM_IDENTITY, EventSink
+from ..gating import Gating, Resolution
+from ..memory.records import Record, Status
+from ..memory.service import AgentMemory
+from ..memory.sqlite import steward_rows as rows
+from ..memory.sqlite.review import PROMOTION_EXPIRY_MS
+from ..memory.sqlite.store import SqliteRealmStore, _TxnView
+from ..memory.validator import CreateOp, WriteBatch, validate_batch
+from .staging import batch_from_json, batch_to_json
+
+__all__ = [
+    "PROMOTE_PROPOSAL_ACTION",
+    "PROMOTE_QUARANTINE_ACTION",
+    "Promotions",
+    "StageRefused",
+    "StagedPromotion",
+]
+
+log = logging.getLogger("meta_memory.steward")
+
+PROMOTE_QUARANTINE_ACTION = "memory.quarantine_promote"
+PROMOTE_PROPOSAL_ACTION = "memory.proposal_promote"
+
+
+class StageRefused(Exception):
+    """A promotion could not be staged; ``reason`` is the report's reason (``gate_pending``,
+    ``write_refused:<rule>``). Internal to the steward: a dream records it, never raises it."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(detail or reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class StagedPromotion:
+    """What a dream stages: ``source_id`` is a quarantined record id or a proposal id."""
+
+    realm: str
+    source_id: str
+    identity: str | None  # the source's identity, for events (None: a proposal)
+    batch: WriteBatch
+    record: Record  # the record the batch creates in the target scope
+    rationale: str | None
+    proposal_id: str | None
+    run_id: str
+
+
+class Promotions:
+    """Stage gated promotions and apply gating's resolution notices to them."""
+
+    def __init__(
+        self,
+        memory: AgentMemory,
+        events: EventSink,
+        clock: Clock,
+        *,
+        gate_timeout_ms: int = PROMOTION_EXPIRY_MS,
+    ) -> None:
+        self._memory = memory
+        self._events = events
+        self._clock = clock
+        self._gate_timeout_ms = gate_timeout_ms
+        self._gating: Gating | None = None
+        # Gating ids are unique per owner epoch, so entries opened by this process are all it can
+        # be told about; promotions staged before a restart wait for the 7-day backstop.
+        self._realm_of: dict[str, str] = {}
+        self._lock = threading.RLock()
+
+    def attach(self, gating: Gating) -> None:
+        self._gating = gating
+
+    @property
+    def gating(self) -> Gating:
+        if self._gating is None:
+            raise RuntimeError("promotions need a gating engine (attach() it first)")
+        return self._gating
+
+    # -- staging ------------------------------------------------------------------------------------
+
+    def stage(self, staged: StagedPromotion) -> str:
+        """Stage one promotion; returns its pending id.
+
+        Raises:
+            StageRefused: the source already waits on a gate, or the validator refuses the batch.
+        """
+        store = self._memory.store(staged.realm)
+        target = staged.record.scope
+        with self._lock:
+            now = self._clock.now_ms()
+            with store._write() as db:
+                if rows.pending_promotion_for(db, staged.source_id) is not None:
+                    raise StageRefused("gate_pending", f"{staged.source_id} already waits on a gate")
+                try:
+                    validate_batch(staged.batch, _TxnView(store), now_ms=now)
+                except WriteRefused as exc:
+                    raise StageRefused(f"write_refused:{exc.rule}", exc.message) from None
+            action = PROMOTE_PROPOSAL_ACTION if staged.proposal_id else PROMOTE_QUARANTINE_ACTION
+            origin = f"proposal {staged.proposal_id}" if staged.proposal_id else f"record {staged.source_id}"
+            owner = f" of identity {staged.identity}" if staged.identity else ""
+            entry = self.gating.create_pending(
+                action,
+                f"memory-steward:{staged.run_id}",
+                target.key,
+                staged.source_id,
+                f"{action}: {origin}{owner} into {target.kind.value} scope '{target.key}' "
+                f"(realm {staged.realm}, dream {staged.run_id})",
+                timeout_ms=self._gate_timeout_ms,
+            )
+            mapping = rows.PromotionRow(
+                pending_id=entry.pending_id,
+                stage_token=f"stage-{secrets.token_hex(16)}",
+                record_id=staged.source_id,
+                scope_kind=target.kind.value,
+                scope_key=target.key,
+                rationale=staged.rationale,
+                status="pending",
+                proposal_id=staged.proposal_id,
+                created_at_ms=now,
+                resolved_at_ms=None,
+            )
+            payload = {
+                "batch": batch_to_json(staged.batch),
+                "new_record_id": staged.record.id,
+                "identity": staged.identity,
+            }
+            with store._write() as db:
+                if rows.pending_promotion_for(db, staged.source_id) is not None:
+                    # Another partition staged it meanwhile; our gating entry resolves to nothing.
+                    raise StageRefused("gate_pending", f"{staged.source_id} already waits on a gate")
+                rows.insert_promotion(db, mapping, payload)
+            self._realm_of[entry.pending_id] = staged.realm
+        self._events.emit(
+            "memory.promotion.pending_gate",
+            {
+                "realm": staged.realm,
+                "pending_id": entry.pending_id,
+                "record_id": staged.source_id,
+                "scope_kind": target.kind.value,
+                "scope_key": target.key,
+            },
+            identity=staged.identity or SYSTEM_IDENTITY,
+        )
+        return entry.pending_id
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+
+    def on_resolution(self, notice: Resolution) -> None:
+        """Gating's resolution callback (wired in the runtime)."""
+        promoted: dict[str, Any] | None = None
+        identity = SYSTEM_IDENTITY
+        with self._lock:
+            realm = self._realm_of.pop(notice.pending_id, None)
+            if realm is None:
+                return
+            store = self._memory.store(realm)
+            now = self._clock.now_ms()
+            if notice.cause == "escalated" and notice.next_pending_id is not None:
+                with store._write() as db:
+                    if rows.rekey_promotion(db, notice.pending_id, notice.next_pending_id):
+                        self._realm_of[notice.next_pending_id] = realm
+                return
+            if notice.approved:
+                promoted, identity = self._commit(store, notice.pending_id, now)
+            else:
+                status = "denied" if notice.cause == "rejected" else "expired"
+                with store._write() as db:
+                    row = rows.promotion(db, notice.pending_id)
+                    if row is None or row.status != "pending":
+                        return  # invalidated or expired already: a late notice changes nothing
+                    rows.resolve_promotion(db, row, status, now)
+                    if row.proposal_id is not None and status == "denied":
+                        rows.set_proposal_status(db, row.proposal_id, "rejected", now)
+        if promoted is not None:
+            self._events.emit("memory.record.promoted", promoted, identity=identity)
+
+    def _commit(
+        self, store: SqliteRealmStore, pending_id: str, now: int
+    ) -> tuple[dict[str, Any] | None, str]:
+        try:
+            with store._write() as db:
+                row = rows.promotion(db, pending_id)
+                if row is None or row.status != "pending":
+                    return None, SYSTEM_IDENTITY
+                staged = rows.staged_batch(db, row.stage_token)
+                batch = _restamped(batch_from_json(staged["batch"]), now) if staged else None
+                if batch is None or not self._source_still_waits(store, row):
+                    rows.resolve_promotion(db, row, "expired", now)
+                    return None, SYSTEM_IDENTITY
+                try:
+                    store._apply(db, batch, now)
+                except WriteRefused as exc:  # validated before anything is written: expire instead
+                    log.warning("gated promotion %s no longer validates (%s): expired", pending_id, exc.rule)
+                    rows.resolve_promotion(db, row, "expired", now)
+                    return None, SYSTEM_IDENTITY
+                rows.resolve_promotion(db, row, "committed", now)
+                if row.proposal_id is not None:
+                    rows.set_proposal_status(db, row.proposal_id, "accepted", now)
+        except Exception:
+            log.exception("gated promotion %s failed to commit: expired", pending_id)
+            with store._write() as db:
+                row = rows.promotion(db, pending_id)
+                if row is not None and row.status == "pending":
+                    rows.resolve_promotion(db, row, "expired", now)
+            return None, SYSTEM_IDENTITY
+        assert staged is not None
+        event = {
+            "realm": store.realm,
+            "record_id": staged["new_record_id"],
+            "source_record_id": None if row.proposal_id is not None else row.record_id,
+            "scope_kind": row.scope_kind,
+            "scope_key": row.scope_key,
+            "proposal_id": row.proposal_id,
+            "gated": True,
+        }
+        return event, staged.get("identity") or SYSTEM_IDENTITY
+
+    @staticmethod
+    def _source_still_waits(store: SqliteRealmStore, row: rows.PromotionRow) -> bool:
+        """A record-sourced promotion publishes only while its source is still quarantined."""
+        if row.proposal_id is not None:
+            return True
+        source = store._get(row.record_id)
+        return source is not None and source.status is Status.QUARANTINED
+
+    def expire_overdue(self, store: SqliteRealmStore) -> list[str]:
+        """The 7-day backstop: expire pending promotions staged a week ago or earlier, and drop
+        staged batches no pending promotion references after 24 h. Returns the expired pending ids."""
+        with self._lock:
+            now = self._clock.now_ms()
+            with store._write() as db:
+                overdue = rows.overdue_promotions(db, now - PROMOTION_EXPIRY_MS)
+                for row in overdue:
+                    rows.resolve_promotion(db, row, "expired", now)
+                rows.collect_stale_stages(db, now)
+            for row in overdue:
+                self._realm_of.pop(row.pending_id, None)
+        return [row.pending_id for row in overdue]
+
+
+def _restamped(batch: WriteBatch, now: int) -> WriteBatch:
+    """The staged creates, dated when they are committed rather than when they were staged."""
+    ops = tuple(
+        CreateOp(replace(op.record, created_at_ms=now, updated_at_ms=now)) if isinstance(op, CreateOp) else op
+        for op in batch.ops
+    )
+    return replace(batch, ops=ops)
