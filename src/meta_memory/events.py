@@ -15,9 +15,25 @@ from typing import Any, Protocol
 
 from .clock import Clock, SystemClock
 
-__all__ = ["SYSTEM_IDENTITY", "EventSink", "MemoryEventSink"]
+__all__ = ["EVENT_ID_PREFIX", "SYSTEM_IDENTITY", "EventSink", "MemoryEventSink", "envelope"]
 
 SYSTEM_IDENTITY = "_system"
+
+
+EVENT_ID_PREFIX = "console-evt-"
+
+
+def envelope(
+    seq: int, event_type: str, data: dict[str, Any], identity: str, timestamp_ms: int
+) -> dict[str, Any]:
+    """The standard timeline envelope (REFERENCE 5.4)."""
+    return {
+        "event_id": f"{EVENT_ID_PREFIX}{seq}",
+        "identity": identity,
+        "event_type": event_type,
+        "timestamp_ms": timestamp_ms,
+        "data": data,
+    }
 
 
 class EventSink(Protocol):
@@ -43,18 +59,12 @@ class MemoryEventSink:
     ) -> dict[str, Any]:
         with self._lock:
             self._seq += 1
-            envelope = {
-                "event_id": f"console-evt-{self._seq}",
-                "identity": identity,
-                "event_type": event_type,
-                "timestamp_ms": self._clock.now_ms(),
-                "data": data,
-            }
-            self._events.append(envelope)
+            event = envelope(self._seq, event_type, data, identity, self._clock.now_ms())
+            self._events.append(event)
             subscribers = list(self._subscribers)
         for notify in subscribers:
-            notify(envelope)
-        return envelope
+            notify(event)
+        return event
 
     def subscribe(self, notify: Callable[[dict[str, Any]], None]) -> None:
         with self._lock:

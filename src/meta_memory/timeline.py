@@ -18,7 +18,7 @@ from typing import Any
 
 from .clock import Clock, SystemClock
 from .errors import InvalidParams, StoreCorrupt
-from .events import SYSTEM_IDENTITY
+from .events import EVENT_ID_PREFIX, SYSTEM_IDENTITY, envelope
 
 __all__ = ["DEFAULT_CAPACITY", "QUERY_LIMIT_MAX", "Timeline", "event_seq"]
 
@@ -32,10 +32,10 @@ Subscriber = Callable[[dict[str, Any]], None]
 
 def event_seq(event_id: str) -> int | None:
     """The sequence number inside ``console-evt-<seq>`` (``None`` if it is not one)."""
-    prefix = "console-evt-"
-    if not event_id.startswith(prefix) or not event_id[len(prefix) :].isdigit():
+    digits = event_id.removeprefix(EVENT_ID_PREFIX)
+    if digits == event_id or not digits.isdigit():
         return None
-    return int(event_id[len(prefix) :])
+    return int(digits)
 
 
 class Timeline:
@@ -73,20 +73,14 @@ class Timeline:
     ) -> dict[str, Any]:
         with self._lock:
             self._seq += 1
-            envelope = {
-                "event_id": f"console-evt-{self._seq}",
-                "identity": identity,
-                "event_type": event_type,
-                "timestamp_ms": self._clock.now_ms(),
-                "data": data,
-            }
+            event = envelope(self._seq, event_type, data, identity, self._clock.now_ms())
             self._db.execute(
                 "INSERT INTO events (seq, identity, event_type, timestamp_ms, data) VALUES (?, ?, ?, ?, ?)",
                 (
                     self._seq,
                     identity,
                     event_type,
-                    envelope["timestamp_ms"],
+                    event["timestamp_ms"],
                     json.dumps(data, separators=(",", ":")),
                 ),
             )
@@ -96,8 +90,8 @@ class Timeline:
                 self._since_prune = 0
             subscribers = list(self._subscribers)
         for notify in subscribers:
-            notify(envelope)
-        return envelope
+            notify(event)
+        return event
 
     def subscribe(self, notify: Subscriber) -> Callable[[], None]:
         """Call ``notify`` with every later envelope; returns the unsubscribe function."""
@@ -144,13 +138,7 @@ class Timeline:
                 (seq, limit),
             ).fetchall()
         return [
-            {
-                "event_id": f"console-evt-{s}",
-                "identity": identity,
-                "event_type": event_type,
-                "timestamp_ms": ts,
-                "data": json.loads(data),
-            }
+            envelope(s, event_type, json.loads(data), identity, ts)
             for s, identity, event_type, ts, data in rows
         ]
 

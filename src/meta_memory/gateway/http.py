@@ -1,5 +1,6 @@
 """The HTTP transport: ``POST /rpc`` (whole surface), ``POST /console/rpc`` (console surface),
-``GET /v1/health``, and the live timeline ``GET /console/timeline/stream`` (SSE).
+``GET /v1/health``, the live timeline ``GET /console/timeline/stream`` (SSE), and the web console
+``GET /console`` with its assets under ``/console/static/``.
 
 JSON-RPC errors travel with HTTP 200 (the error is in the body); a notification gets 204.
 Bodies are read up to the dispatcher's request cap and refused past it without buffering the
@@ -18,9 +19,10 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from ..access import AuthenticationFailed
+from ..console import console_routes
 from ..timeline import Timeline, event_seq
 from .dispatch import CONSOLE, SDK, CallContext, Dispatcher, Surface, to_wire_error
 
@@ -168,7 +170,7 @@ def build_app(
         if on_shutdown is not None:
             on_shutdown()
 
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/rpc", _rpc_endpoint(dispatcher, SDK, None), methods=["POST"]),
         Route("/console/rpc", _rpc_endpoint(dispatcher, CONSOLE, authenticate), methods=["POST"]),
         Route("/v1/health", _health, methods=["GET"]),
@@ -176,4 +178,6 @@ def build_app(
     if timeline is not None:
         stream = _timeline_stream(timeline, authenticate, visibility)
         routes.append(Route("/console/timeline/stream", stream, methods=["GET"]))
+    # The page itself needs no credential: it holds none, and every call it makes is authenticated.
+    routes.extend(console_routes())
     return Starlette(routes=routes, lifespan=lifespan)
