@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .access import RosterProvider
 from .clock import Clock
 from .config import AgentMemoryConfig, load_config_dict
 from .errors import ConfigError
@@ -114,6 +115,7 @@ class MetaBuilder:
         self._state: str | os.PathLike[str] | None = None
         self._config: dict[str, Any] = {}
         self._clock: Clock | None = None
+        self._roster_provider: RosterProvider | None = None
 
     def persistent_state(self, path: str | os.PathLike[str]) -> MetaBuilder:
         self._state = path
@@ -139,6 +141,16 @@ class MetaBuilder:
             self._config["agent_memory"] = merged
         return self
 
+    def roster(self, *entries: dict[str, Any]) -> MetaBuilder:
+        """Declare identities (``identity``, ``mob``, ``role``, ``labels``) as ``[[roster]]`` does."""
+        self._config["roster"] = [*self._config.get("roster", []), *entries]
+        return self
+
+    def roster_provider(self, provider: RosterProvider) -> MetaBuilder:
+        """A callback the access rules ask for an identity the roster entries do not name."""
+        self._roster_provider = provider
+        return self
+
     def clock(self, clock: Clock) -> MetaBuilder:
         self._clock = clock
         return self
@@ -153,7 +165,9 @@ class MetaBuilder:
         if self._state is None:
             raise ValueError("persistent_state(path) is required")
         config = load_config_dict(self._config, source="builder")
-        return MetaHandle(MetaRuntime.open(self._state, config, clock=self._clock))
+        return MetaHandle(
+            MetaRuntime.open(self._state, config, clock=self._clock, roster_provider=self._roster_provider)
+        )
 
 
 @dataclass(frozen=True)

@@ -151,3 +151,19 @@ def test_the_timeline_shows_a_caller_only_events_it_may_read(served: tuple[MetaR
     seen = _rpc(client, "meta/timeline/query", {}, READER).json()["result"]["events"]
     assert [e["identity"] for e in seen] == ["lead"]
     assert len(_rpc(client, "meta/timeline/query", {}, ADMIN).json()["result"]["events"]) == 2
+
+
+def test_the_python_builder_declares_a_roster_and_a_roster_provider(tmp_path: Path) -> None:
+    from meta_memory import Meta
+    from meta_memory.config import RosterEntry
+
+    def provider(identity: str) -> RosterEntry | None:
+        return RosterEntry(identity=identity, role="lead") if identity == "late:joiner" else None
+
+    builder = Meta.builder().persistent_state(tmp_path / "state").agent_memory()
+    with builder.roster({"identity": "lead", "mob": "ops"}).roster_provider(provider).build() as meta:
+        roster = meta.runtime.access.roster if meta.runtime.access is not None else None
+        assert roster is not None
+        assert roster.attributes("lead").mob == "ops"
+        assert roster.attributes("late:joiner").role == "lead"
+        assert roster.attributes("stranger") is None
