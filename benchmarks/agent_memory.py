@@ -247,7 +247,7 @@ def bench_recall_library(state: Path, identity: str, queries: list[str]) -> list
     store = memory.store("bench")
     provider = LexicalRecallProvider()
     scope = Scope.identity("bench", identity)
-    for q in queries[:20]:  # warm the page cache and the term cache
+    for q in queries[:100]:  # a serving gateway is warm: page cache, term and df memos
         provider.recall(store, RecallQuery(scope, "contextual", q, (), 8))
     times = []
     for q in queries:
@@ -319,7 +319,7 @@ def write_config(directory: Path, durability: str) -> Path:
 
 def bench_recall_stdio(state: Path, identity: str, queries: list[str]) -> tuple[list[float], float]:
     gw = StdioGateway(state, write_config(state.parent, "process"))
-    for q in queries[:20]:
+    for q in queries[:100]:
         gw.call("meta/agent_memory/recall", {"identity": identity, "realm": "bench", "query_text": q})
     times = []
     for q in queries:
