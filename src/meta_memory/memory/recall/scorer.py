@@ -41,6 +41,9 @@ class RankParams:
             speaker name, is never read in full once candidates exist; it only scores them.
         postings_budget: a cap on full posting reads per query; past it, remaining terms only score
             the candidates found so far (the one place where the ranking becomes approximate).
+        candidate_cap: before the remaining (common) terms score the candidates, at most this many
+            of the best candidates are kept; only a query made of very common words reaches it, and
+            point lookups on thousands of candidates were the latency tail.
     """
 
     k1: float = 0.9
@@ -56,6 +59,7 @@ class RankParams:
     common_fraction: float = 0.05
     common_floor: int = 256
     postings_budget: int = 20_000
+    candidate_cap: int = 1024
 
 
 DEFAULT_PARAMS = RankParams()
@@ -169,6 +173,9 @@ def _score_maxscore(
     if threshold > 0.0:
         # A dropped doc cannot reach the pool; forgetting it lets neighbor smoothing re-score it in full.
         scorer.scores = {d: s for d, s in scorer.scores.items() if s + rest >= threshold}
+    if len(scorer.scores) > params.candidate_cap:
+        best = heapq.nlargest(params.candidate_cap, scorer.scores.items(), key=lambda item: (item[1], -item[0]))
+        scorer.scores = dict(best)
     if scorer.scores:
         _add_restricted(scorer, index, restricted, set(scorer.scores), avg_length)
 
