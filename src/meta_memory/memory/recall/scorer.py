@@ -174,7 +174,9 @@ def _score_maxscore(
         # A dropped doc cannot reach the pool; forgetting it lets neighbor smoothing re-score it in full.
         scorer.scores = {d: s for d, s in scorer.scores.items() if s + rest >= threshold}
     if len(scorer.scores) > params.candidate_cap:
-        best = heapq.nlargest(params.candidate_cap, scorer.scores.items(), key=lambda item: (item[1], -item[0]))
+        best = heapq.nlargest(
+            params.candidate_cap, scorer.scores.items(), key=lambda item: (item[1], -item[0])
+        )
         scorer.scores = dict(best)
     if scorer.scores:
         _add_restricted(scorer, index, restricted, set(scorer.scores), avg_length)
