@@ -77,7 +77,12 @@ class QuarantineReview:
             reviewer=reviewer,
             operator=operator,
         )
-        if outcome.applied:  # after commit; a replay emits nothing
+        self.emit_verdict(p, outcome)
+        return outcome
+
+    def emit_verdict(self, p: DecideParams, outcome: ReviewOutcome) -> None:
+        """``memory.quarantine.verdict`` for a decision that has committed; a replay emits nothing."""
+        if outcome.applied:
             self.events.emit(
                 "memory.quarantine.verdict",
                 {
@@ -88,4 +93,3 @@ class QuarantineReview:
                 },
                 identity=p.identity,
             )
-        return outcome

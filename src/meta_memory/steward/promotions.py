@@ -1,8 +1,10 @@
 """Gated promotions (REFERENCE 5.3): a staged batch, an r3 gating entry and a mapping row, and the
 ``pending → committed | denied | expired`` lifecycle driven by gating resolution notices.
 
-Staging validates the batch with the store validator first, then opens the gating entry, then writes
-the staged batch and the mapping row in one transaction. A notice is applied in one transaction too:
+Staging validates the batch with the store validator and writes the staged batch and the mapping row
+(under a provisional pending id) inside the dream's transaction; after it commits, the gating entry
+is opened and the row re-keyed to its pending id (a row whose gate could not be opened is expired; one
+a crash left provisional is reached by no notice and expires with the 7-day backstop). A notice is applied in one transaction too:
 an approval re-validates and commits the staged batch (``memory.record.promoted`` with
 ``gated: true``), a rejection denies it (a proposal-sourced one rejects the proposal), a timeout
 expires it, an escalation keeps it pending under the successor id. A promotion that is no longer
@@ -15,12 +17,13 @@ from __future__ import annotations
 
 import logging
 import secrets
+import sqlite3
 import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..clock import Clock
-from ..errors import WriteRefused
+from ..errors import MetaError, WriteRefused
 from ..events import SYSTEM_IDENTITY, EventSink
 from ..gating import Gating, Resolution
 from ..memory.records import Record, Status
@@ -43,6 +46,7 @@ log = logging.getLogger("meta_memory.steward")
 
 PROMOTE_QUARANTINE_ACTION = "memory.quarantine_promote"
 PROMOTE_PROPOSAL_ACTION = "memory.proposal_promote"
+PROVISIONAL_PREFIX = "staged-"
 
 
 class StageRefused(Exception):
@@ -101,56 +105,96 @@ class Promotions:
     # -- staging ------------------------------------------------------------------------------------
 
     def stage(self, staged: StagedPromotion) -> str:
-        """Stage one promotion; returns its pending id.
+        """Stage one promotion on its own: :meth:`stage_in_txn` in a transaction, then
+        :meth:`open_gate`. Returns its pending id.
 
         Raises:
-            StageRefused: the source already waits on a gate, or the validator refuses the batch.
+            StageRefused: the source already waits on a gate, the validator refuses the batch, or
+                the gate could not be opened.
+        """
+        store = self._memory.store(staged.realm)
+        with store._write() as db:
+            provisional = self.stage_in_txn(store, db, staged)
+        pending_id, reason = self.open_gate(staged, provisional)
+        if pending_id is None:
+            raise StageRefused(reason or "gate_not_opened")
+        return pending_id
+
+    def stage_in_txn(self, store: SqliteRealmStore, db: sqlite3.Connection, staged: StagedPromotion) -> str:
+        """Validate and write a promotion's staged batch and mapping row inside the caller's open
+        write transaction ``db``. The mapping row is keyed by a provisional pending id until
+        :meth:`open_gate` (called after the transaction commits) opens its gating entry; it already
+        marks the source as waiting on a gate. Returns the provisional id.
+
+        Raises:
+            StageRefused: the source already waits on a gate, or the validator refuses the batch
+                (nothing is written then).
+        """
+        now = self._clock.now_ms()
+        if rows.pending_promotion_for(db, staged.source_id) is not None:
+            raise StageRefused("gate_pending", f"{staged.source_id} already waits on a gate")
+        try:
+            validate_batch(staged.batch, _TxnView(store), now_ms=now)
+        except WriteRefused as exc:
+            raise StageRefused(f"write_refused:{exc.rule}", exc.message) from None
+        target = staged.record.scope
+        mapping = rows.PromotionRow(
+            pending_id=f"{PROVISIONAL_PREFIX}{secrets.token_hex(12)}",
+            stage_token=f"stage-{secrets.token_hex(16)}",
+            record_id=staged.source_id,
+            scope_kind=target.kind.value,
+            scope_key=target.key,
+            rationale=staged.rationale,
+            status="pending",
+            proposal_id=staged.proposal_id,
+            created_at_ms=now,
+            resolved_at_ms=None,
+        )
+        payload = {
+            "batch": batch_to_json(staged.batch),
+            "new_record_id": staged.record.id,
+            "identity": staged.identity,
+        }
+        rows.insert_promotion(db, mapping, payload)
+        return mapping.pending_id
+
+    def open_gate(self, staged: StagedPromotion, provisional: str) -> tuple[str | None, str | None]:
+        """Open the gating entry of a promotion :meth:`stage_in_txn` wrote (after its transaction
+        committed), re-key the mapping row to the entry's pending id and emit
+        ``memory.promotion.pending_gate``. Returns ``(pending_id, None)``, or ``(None, reason)``
+        when no gate could be opened (the mapping row, if still pending, is expired then).
+
+        Gating is called outside any store transaction; a crash between the commit and the re-key
+        leaves a provisional row that no notice can reach, which the 7-day backstop expires like
+        any promotion staged before a restart.
         """
         store = self._memory.store(staged.realm)
         target = staged.record.scope
         with self._lock:
-            now = self._clock.now_ms()
-            with store._write() as db:
-                if rows.pending_promotion_for(db, staged.source_id) is not None:
-                    raise StageRefused("gate_pending", f"{staged.source_id} already waits on a gate")
-                try:
-                    validate_batch(staged.batch, _TxnView(store), now_ms=now)
-                except WriteRefused as exc:
-                    raise StageRefused(f"write_refused:{exc.rule}", exc.message) from None
             action = PROMOTE_PROPOSAL_ACTION if staged.proposal_id else PROMOTE_QUARANTINE_ACTION
             origin = f"proposal {staged.proposal_id}" if staged.proposal_id else f"record {staged.source_id}"
             owner = f" of identity {staged.identity}" if staged.identity else ""
-            entry = self.gating.create_pending(
-                action,
-                f"memory-steward:{staged.run_id}",
-                target.key,
-                staged.source_id,
-                f"{action}: {origin}{owner} into {target.kind.value} scope '{target.key}' "
-                f"(realm {staged.realm}, dream {staged.run_id})",
-                timeout_ms=self._gate_timeout_ms,
-            )
-            mapping = rows.PromotionRow(
-                pending_id=entry.pending_id,
-                stage_token=f"stage-{secrets.token_hex(16)}",
-                record_id=staged.source_id,
-                scope_kind=target.kind.value,
-                scope_key=target.key,
-                rationale=staged.rationale,
-                status="pending",
-                proposal_id=staged.proposal_id,
-                created_at_ms=now,
-                resolved_at_ms=None,
-            )
-            payload = {
-                "batch": batch_to_json(staged.batch),
-                "new_record_id": staged.record.id,
-                "identity": staged.identity,
-            }
+            try:
+                entry = self.gating.create_pending(
+                    action,
+                    f"memory-steward:{staged.run_id}",
+                    target.key,
+                    staged.source_id,
+                    f"{action}: {origin}{owner} into {target.kind.value} scope '{target.key}' "
+                    f"(realm {staged.realm}, dream {staged.run_id})",
+                    timeout_ms=self._gate_timeout_ms,
+                )
+            except Exception as exc:
+                if not isinstance(exc, MetaError):
+                    log.exception("gating entry for promotion of %s failed", staged.source_id)
+                self._expire_provisional(store, provisional)
+                reason = (exc.data or {}).get("reason") if isinstance(exc, MetaError) else None
+                return None, str(reason) if reason else f"gate_failed:{type(exc).__name__}"
             with store._write() as db:
-                if rows.pending_promotion_for(db, staged.source_id) is not None:
-                    # Another partition staged it meanwhile; our gating entry resolves to nothing.
-                    raise StageRefused("gate_pending", f"{staged.source_id} already waits on a gate")
-                rows.insert_promotion(db, mapping, payload)
+                rekeyed = rows.rekey_promotion(db, provisional, entry.pending_id)
+            if not rekeyed:
+                # Invalidated meanwhile (an operator tombstone): our gating entry resolves to nothing.
+                return None, "promotion_invalidated"
             self._realm_of[entry.pending_id] = staged.realm
         self._events.emit(
             "memory.promotion.pending_gate",
@@ -163,7 +207,13 @@ class Promotions:
             },
             identity=staged.identity or SYSTEM_IDENTITY,
         )
-        return entry.pending_id
+        return entry.pending_id, None
+
+    def _expire_provisional(self, store: SqliteRealmStore, provisional: str) -> None:
+        with store._write() as db:
+            row = rows.promotion(db, provisional)
+            if row is not None and row.status == "pending":
+                rows.resolve_promotion(db, row, "expired", self._clock.now_ms())
 
     # -- lifecycle ----------------------------------------------------------------------------------
 

@@ -2,12 +2,14 @@
 the review queue to a :class:`~meta_memory.steward.reviewer.Reviewer` and applies its verdicts.
 
 A run is a ``dream_runs`` row and ``memory.dream.started`` / ``.completed`` events (or one
-``memory.dream.skipped`` when nothing waits or a run of the partition is already going). Verdicts
-apply one decision per transaction, each through the store's own rules: quarantine ``release`` and
-``tombstone`` through the same review operation an operator's decision uses (reviewer
-``{"kind": "steward", "run_id": …}``; whoever commits first decides, the other gets the replay or a
-refusal, which the report records), ``promote_pending_gate`` through a gated promotion, proposal
-and harvest writes through the store validator with the steward as author. Contradictions naming an
+``memory.dream.skipped`` when nothing waits or a run of the partition is already going). The
+verdicts' store writes commit in one transaction of the realm file, each through the store's own
+rules (a refused verdict is undone to its savepoint and reported; any other failure rolls the whole
+dream back): quarantine ``release`` and ``tombstone`` through the same review operation an
+operator's decision uses (reviewer ``{"kind": "steward", "run_id": …}``; whoever commits first
+decides, the other gets the replay or a refusal, which the report records), ``promote_pending_gate``
+through a staged gated promotion, proposal and harvest writes through the store validator with the
+steward as author. Events are emitted, and gating entries opened, only after that commit. Contradictions naming an
 entity and a topic become ledger conflict signals. Nothing a reviewer says is raised to the caller:
 every refusal lands in the :class:`~meta_memory.steward.model.DreamReport`.
 """

@@ -1,5 +1,6 @@
-"""How a dream's verdicts are applied (:class:`VerdictApplier`), one decision per transaction, each
-through the store's own rules, with an :class:`~meta_memory.steward.model.ItemOutcome` for every verdict
+"""How a dream's verdicts are applied (:class:`VerdictApplier`): every store write of the dream in one
+transaction (a refused verdict undone to its savepoint), each through the store's own rules, events
+and gating entries only after the commit, with an :class:`~meta_memory.steward.model.ItemOutcome` for every verdict
 and for every item the reviewer left without one.
 
 Quarantine ``release`` / ``tombstone`` go through the review operation an operator's decision uses;
@@ -12,6 +13,8 @@ entity and a topic become ledger conflict signals; usage verdicts become ``audit
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MetaError, QuarantineReviewRefused, WriteRefused
@@ -31,6 +34,7 @@ from ..memory.records import (
 )
 from ..memory.secrets import find_secret_in_fields
 from ..memory.sqlite import steward_rows as rows
+from ..memory.sqlite.review import review_in_txn
 from ..memory.sqlite.store import SqliteRealmStore
 from ..memory.validator import CreateOp, TombstoneOp, WriteBatch
 from ..review import DecideParams
@@ -64,20 +68,53 @@ class VerdictApplier:
         self.report = report
         self.realm = dream.realm
         self.author = Author("steward", run_id=dream.run_id)
+        self._db: sqlite3.Connection | None = None
+        self._after: list[Callable[[], None]] = []
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The dream's write transaction (open only while :meth:`run` applies the store verdicts)."""
+        assert self._db is not None, "store verdicts apply only inside the dream's transaction"
+        return self._db
 
     def out(self, subject: str, target: str, verdict: str, outcome: str, **extra: Any) -> None:
         self.report.outcomes.append(ItemOutcome(subject, target, verdict, outcome, **extra))
 
     def emit(self, event_type: str, data: dict[str, Any], identity: str = SYSTEM_IDENTITY) -> None:
-        self.s.events.emit(event_type, {"realm": self.realm, **data}, identity=identity)
+        """Queue an event: it is emitted once the dream's transaction has committed."""
+        payload = {"realm": self.realm, **data}
+
+        def emit() -> None:
+            self.s.events.emit(event_type, payload, identity=identity)
+
+        self._after.append(emit)
 
     def run(self, verdicts: DreamVerdicts) -> None:
-        self.escalations(verdicts)
-        self.quarantine(verdicts)
-        self.proposals(verdicts)
-        self.harvests(verdicts)
+        """Apply every store verdict in one write transaction; after it commits, bridge
+        contradictions to the ledger, then emit the queued events and open the staged promotions'
+        gates, in the order the verdicts were applied.
+
+        A refused verdict is undone to its savepoint and recorded, and the dream goes on; any other
+        failure rolls the whole transaction back and propagates, so the dream's store writes land
+        all together or not at all, and nothing is emitted for them.
+        """
+        with self.store._write() as db:
+            self._db = db
+            try:
+                self.escalations(verdicts)
+                self.quarantine(verdicts)
+                self.proposals(verdicts)
+                self.harvests(verdicts)
+                self.usage(verdicts)
+            except BaseException:
+                self._after.clear()
+                raise
+            finally:
+                self._db = None
         self.contradictions(verdicts)
-        self.usage(verdicts)
+        after, self._after = self._after, []
+        for step in after:
+            step()
 
     def _target_mob(self, explicit: str | None, identity: str | None) -> str | None:
         return explicit or self.dream.mob or (self.s.mob_of(identity) if identity else None)
@@ -158,7 +195,18 @@ class VerdictApplier:
         )
         reviewer = {"kind": "steward", "run_id": self.dream.run_id}
         try:
-            outcome = self.s.review.decide(params, reviewer=reviewer, operator=False)
+            with self.store._savepoint(self.db):
+                outcome = review_in_txn(
+                    self.store,
+                    self.db,
+                    identity=params.identity,
+                    memory_id=params.memory_id,
+                    verdict=params.verdict,
+                    expected_content_hash=params.expected_content_hash,
+                    rationale=params.rationale,
+                    reviewer=reviewer,
+                    operator=False,
+                )
         except QuarantineReviewRefused as exc:
             if exc.reason == "secret_detected":
                 self._release_blocked(record, v.verdict, (exc.data or {}).get("class"))
@@ -169,6 +217,7 @@ class VerdictApplier:
             return
         if outcome.applied:
             self.report.ops_committed += 2 if outcome.successor is not None else 1
+            self._after.append(lambda: self.s.review.emit_verdict(params, outcome))
         successor = outcome.successor.id if outcome.successor is not None else None
         self.out("quarantine", record.id, v.verdict, outcome.outcome, record_id=successor)
 
@@ -206,14 +255,29 @@ class VerdictApplier:
 
     def _stage(self, staged: StagedPromotion, subject: str, verdict: str, reason: str | None = None) -> None:
         try:
-            pending_id = self.s.promotions.stage(staged)
+            with self.store._savepoint(self.db):
+                provisional = self.s.promotions.stage_in_txn(self.store, self.db, staged)
         except StageRefused as exc:
             self.out(subject, staged.source_id, verdict, "refused", reason=exc.reason)
             return
         except MetaError as exc:
             self.out(subject, staged.source_id, verdict, "refused", reason=_reason(exc))
             return
-        self.out(subject, staged.source_id, verdict, "gated", reason=reason, pending_id=pending_id)
+        index = len(self.report.outcomes)
+        self.out(subject, staged.source_id, verdict, "gated", reason=reason, pending_id=provisional)
+
+        def open_gate() -> None:  # after the commit: gating is never called inside a store transaction
+            pending_id, refused = self.s.promotions.open_gate(staged, provisional)
+            if pending_id is not None:
+                self.report.outcomes[index] = ItemOutcome(
+                    subject, staged.source_id, verdict, "gated", reason=reason, pending_id=pending_id
+                )
+            else:
+                self.report.outcomes[index] = ItemOutcome(
+                    subject, staged.source_id, verdict, "refused", reason=refused
+                )
+
+        self._after.append(open_gate)
 
     # -- proposals ----------------------------------------------------------------------------------
 
@@ -267,12 +331,11 @@ class VerdictApplier:
         return Scope(ScopeKind(item.scope_kind), self.realm, item.scope_key)
 
     def _set_status(self, item: ProposalItem, status: str) -> bool:
-        with self.store._write() as db:
-            row = rows.proposal_row(db, item.proposal_id)
-            if row is None or row[8] not in ("pending", "held"):
-                self.out("proposal", item.proposal_id, status, "refused", reason="proposal_changed")
-                return False
-            rows.set_proposal_status(db, item.proposal_id, status, self.s.clock.now_ms())
+        row = rows.proposal_row(self.db, item.proposal_id)
+        if row is None or row[8] not in ("pending", "held"):
+            self.out("proposal", item.proposal_id, status, "refused", reason="proposal_changed")
+            return False
+        rows.set_proposal_status(self.db, item.proposal_id, status, self.s.clock.now_ms())
         return True
 
     def _accept(self, item: ProposalItem, rationale: str | None) -> None:
@@ -280,7 +343,8 @@ class VerdictApplier:
         created = self._new_record(scope, item)
         now = self.s.clock.now_ms()
         try:
-            with self.store._write() as db:
+            with self.store._savepoint(self.db):
+                db = self.db
                 row = rows.proposal_row(db, item.proposal_id)
                 if row is None or row[8] not in ("pending", "held"):
                     self.out("proposal", item.proposal_id, "accept", "refused", reason="proposal_changed")
@@ -343,8 +407,7 @@ class VerdictApplier:
                 )
                 continue
             counts = tally.get(key, {"promoted": 0, "tombstoned": 0, "kept": 0})
-            with self.store._write() as db:
-                rows.complete_harvest(db, harvest.identity, harvest.session_key)
+            rows.complete_harvest(self.db, harvest.identity, harvest.session_key)
             self.emit(
                 "memory.harvest.completed",
                 {"identity": harvest.identity, "session_key": harvest.session_key, **counts},
@@ -375,13 +438,13 @@ class VerdictApplier:
             )
             ops = (CreateOp(created), *ops)
         try:
-            with self.store._write() as db:
-                current = self.store._get(record.id)
-                if current is None or current.status is not Status.ACTIVE:
-                    self.out("harvest", record.id, verdict, "refused", reason="not_active")
-                    return "refused"
+            current = self.store._get(record.id)
+            if current is None or current.status is not Status.ACTIVE:
+                self.out("harvest", record.id, verdict, "refused", reason="not_active")
+                return "refused"
+            with self.store._savepoint(self.db):
                 self.store._apply(
-                    db, WriteBatch(self.realm, self.author, ops, rationale), self.s.clock.now_ms()
+                    self.db, WriteBatch(self.realm, self.author, ops, rationale), self.s.clock.now_ms()
                 )
         except WriteRefused as exc:
             self.out("harvest", record.id, verdict, "refused", reason=_reason(exc))
@@ -434,8 +497,7 @@ class VerdictApplier:
             if u.record_id in sample and u.verdict != "unknown" and u.record_id not in kept:
                 kept[u.record_id] = (u.record_id, u.verdict, u.rationale)
         if kept:
-            with self.store._write() as db:
-                rows.add_audit_verdicts(db, self.dream.run_id, list(kept.values()), self.s.clock.now_ms())
+            rows.add_audit_verdicts(self.db, self.dream.run_id, list(kept.values()), self.s.clock.now_ms())
         self.report.audit_verdicts = len(kept)
 
 

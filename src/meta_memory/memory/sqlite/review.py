@@ -1,4 +1,5 @@
-"""Quarantine review in the SQLite store: one decision, one transaction (``review_quarantined``).
+"""Quarantine review in the SQLite store: one decision, one transaction (``review_quarantined``), or
+one decision inside a caller's open write transaction (``review_in_txn``, the steward's dream).
 
 Release creates the successor ``<id>-released`` (``agent_observed``, ``derived_from`` the
 original, durably ``ever_quarantined``; a quarantined update is released as a supersede of
@@ -25,7 +26,7 @@ from ..validator import CreateOp, TombstoneOp, WriteBatch
 if TYPE_CHECKING:
     from .store import SqliteRealmStore
 
-__all__ = ["PROMOTION_EXPIRY_MS", "ReviewOutcome", "receipt", "review_quarantined"]
+__all__ = ["PROMOTION_EXPIRY_MS", "ReviewOutcome", "receipt", "review_in_txn", "review_quarantined"]
 
 PROMOTION_EXPIRY_MS = 7 * 24 * 3600 * 1000
 
@@ -106,7 +107,7 @@ def review_quarantined(
     reviewer: dict[str, Any],
     operator: bool,
 ) -> ReviewOutcome:
-    """Decide one quarantined identity-scoped record.
+    """Decide one quarantined identity-scoped record in a transaction of its own.
 
     Args:
         reviewer: who decides, from the authenticated principal (never from caller params).
@@ -117,82 +118,110 @@ def review_quarantined(
         UnknownRecord: no such record for this identity.
         QuarantineReviewRefused: the decision is refused; ``data.reason`` says why.
     """
+    with store._write() as db:
+        return review_in_txn(
+            store,
+            db,
+            identity=identity,
+            memory_id=memory_id,
+            verdict=verdict,
+            expected_content_hash=expected_content_hash,
+            rationale=rationale,
+            reviewer=reviewer,
+            operator=operator,
+        )
+
+
+def review_in_txn(
+    store: SqliteRealmStore,
+    db: sqlite3.Connection,
+    *,
+    identity: str,
+    memory_id: str,
+    verdict: str,
+    expected_content_hash: str,
+    rationale: str | None,
+    reviewer: dict[str, Any],
+    operator: bool,
+) -> ReviewOutcome:
+    """:func:`review_quarantined` inside the caller's open write transaction ``db``.
+
+    A refusal may be raised after rows were written (an expired pending promotion), so a caller
+    that keeps its transaction going after a refusal must run this under a savepoint.
+    """
     now = store._clock.now_ms()
     scope = Scope(ScopeKind.IDENTITY, store.realm, identity)
-    with store._write() as db:
-        origin = store._get(memory_id)
-        if origin is None or (origin.scope.kind is ScopeKind.IDENTITY and origin.scope != scope):
-            raise UnknownRecord(f"unknown memory record '{memory_id}'")
-        if origin.scope.kind is not ScopeKind.IDENTITY:
-            raise _refuse(
-                "not_quarantined",
-                f"record '{memory_id}' is {origin.scope.kind.value}-scoped: its quarantine is reviewed by the "
-                "steward and the gating flow",
-            )
-        prior = _prior_review(db, memory_id)
-        if prior is not None:
-            done = prior["review"]["verdict"]
-            if done != verdict:
-                raise _refuse("not_quarantined", f"record '{memory_id}' was already reviewed ({done})")
-            successor_id = prior["review"].get("successor")
-            successor = store._get(successor_id) if successor_id else None
-            return ReviewOutcome(
-                f"already_{'released' if done == 'release' else 'tombstoned'}",
-                origin,
-                successor,
-                prior,
-                applied=False,
-            )
-        if origin.status is not Status.QUARANTINED:
-            raise _refuse(
-                "not_quarantined", f"record '{memory_id}' is {origin.status.value}, not quarantined"
-            )
-        if expected_content_hash != origin.content_hash:
-            raise _refuse(
-                "content_mismatch",
-                f"record '{memory_id}' content does not match expected_content_hash (it is {origin.content_hash})",
-            )
-        expired: list[str] = []
-        invalidated: list[str] = []
-        for pending_id, stage_token, created in _pending_promotions(db, memory_id):
-            expires_at = created + PROMOTION_EXPIRY_MS
-            if expires_at <= now:
-                _expire_promotion(db, pending_id, stage_token, now)
-                expired.append(pending_id)
-            elif verdict == "tombstone" and operator:
-                _expire_promotion(db, pending_id, stage_token, now)
-                invalidated.append(pending_id)
-            else:  # a release, or a steward's tombstone: only an operator's tombstone passes the gate
-                raise _refuse(
-                    "gate_pending",
-                    f"record '{memory_id}' waits on gated promotion {pending_id}",
-                    expires_at_ms=expires_at,
-                    pending_id=pending_id,
-                )
-        review = {
-            "verdict": verdict,
-            "reviewer": reviewer,
-            "origin": memory_id,
-            "successor": None,
-            "expected_content_hash": expected_content_hash,
-            "quarantine_reason": origin.quarantine_reason,
-            "expired_promotions": expired,
-            "invalidated_promotions": invalidated,
-            "rationale": rationale,
-        }
-        author = (
-            Author("steward", run_id=reviewer.get("run_id"))
-            if reviewer.get("kind") == "steward"
-            else Author("operator")
+    origin = store._get(memory_id)
+    if origin is None or (origin.scope.kind is ScopeKind.IDENTITY and origin.scope != scope):
+        raise UnknownRecord(f"unknown memory record '{memory_id}'")
+    if origin.scope.kind is not ScopeKind.IDENTITY:
+        raise _refuse(
+            "not_quarantined",
+            f"record '{memory_id}' is {origin.scope.kind.value}-scoped: its quarantine is reviewed by the "
+            "steward and the gating flow",
         )
-        if verdict == "release":
-            successor, seq = _release(store, db, origin, review, author, now)
-        else:
-            successor = None
-            batch = WriteBatch(store.realm, author, (TombstoneOp(memory_id, scope),), rationale)
-            seq = store._apply(db, batch, now, review=review).audit_seq
-        origin_now = store._get(memory_id)
-        assert origin_now is not None
+    prior = _prior_review(db, memory_id)
+    if prior is not None:
+        done = prior["review"]["verdict"]
+        if done != verdict:
+            raise _refuse("not_quarantined", f"record '{memory_id}' was already reviewed ({done})")
+        successor_id = prior["review"].get("successor")
+        successor = store._get(successor_id) if successor_id else None
+        return ReviewOutcome(
+            f"already_{'released' if done == 'release' else 'tombstoned'}",
+            origin,
+            successor,
+            prior,
+            applied=False,
+        )
+    if origin.status is not Status.QUARANTINED:
+        raise _refuse("not_quarantined", f"record '{memory_id}' is {origin.status.value}, not quarantined")
+    if expected_content_hash != origin.content_hash:
+        raise _refuse(
+            "content_mismatch",
+            f"record '{memory_id}' content does not match expected_content_hash (it is {origin.content_hash})",
+        )
+    expired: list[str] = []
+    invalidated: list[str] = []
+    for pending_id, stage_token, created in _pending_promotions(db, memory_id):
+        expires_at = created + PROMOTION_EXPIRY_MS
+        if expires_at <= now:
+            _expire_promotion(db, pending_id, stage_token, now)
+            expired.append(pending_id)
+        elif verdict == "tombstone" and operator:
+            _expire_promotion(db, pending_id, stage_token, now)
+            invalidated.append(pending_id)
+        else:  # a release, or a steward's tombstone: only an operator's tombstone passes the gate
+            raise _refuse(
+                "gate_pending",
+                f"record '{memory_id}' waits on gated promotion {pending_id}",
+                expires_at_ms=expires_at,
+                pending_id=pending_id,
+            )
+    review = {
+        "verdict": verdict,
+        "reviewer": reviewer,
+        "origin": memory_id,
+        "successor": None,
+        "expected_content_hash": expected_content_hash,
+        "quarantine_reason": origin.quarantine_reason,
+        "expired_promotions": expired,
+        "invalidated_promotions": invalidated,
+        "rationale": rationale,
+    }
+    author = (
+        Author("steward", run_id=reviewer.get("run_id"))
+        if reviewer.get("kind") == "steward"
+        else Author("operator")
+    )
+    if verdict == "release":
+        successor, seq = _release(store, db, origin, review, author, now)
+    else:
+        successor = None
+        batch = WriteBatch(store.realm, author, (TombstoneOp(memory_id, scope),), rationale)
+        seq = store._apply(db, batch, now, review=review).audit_seq
+    origin_now = store._get(memory_id)
+    assert origin_now is not None
     decision = {"audit_token": f"audit-{seq}", "decided_at_ms": now, "review": review}
     return ReviewOutcome(
         "released" if verdict == "release" else "tombstoned", origin_now, successor, decision, applied=True

@@ -151,6 +151,29 @@ class SqliteRealmStore:
                 raise
 
     @contextmanager
+    def _savepoint(self, db: sqlite3.Connection, name: str = "step") -> Iterator[None]:
+        """A savepoint inside the caller's open ``_write()`` transaction: an exception undoes only
+        what was written since it opened (and the term and scope ids handed out meanwhile), then
+        propagates; the enclosing transaction goes on."""
+        terms, scopes = len(self._txn_new_terms), len(self._txn_new_scopes)
+        db.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            db.execute(f"ROLLBACK TO {name}")
+            db.execute(f"RELEASE {name}")
+            for term in self._txn_new_terms[terms:]:
+                self._term_ids.pop(term, None)
+            for key in self._txn_new_scopes[scopes:]:
+                self._scope_by_id.pop(self._scope_ids.pop(key), None)
+            del self._txn_new_terms[terms:]
+            del self._txn_new_scopes[scopes:]
+            self._df_cache.clear()
+            self._pending_index = db.execute("SELECT count(*) FROM index_queue").fetchone()[0]
+            raise
+        db.execute(f"RELEASE {name}")
+
+    @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
         """A consistent read: one deferred transaction under the store lock."""
         with self._lock:
