@@ -3,14 +3,7 @@ records for the validator, and a real ``meta_gateway stdio`` subprocess driven l
 
 from __future__ import annotations
 
-import json
-import os
-import queue
-import shutil
 import sqlite3
-import subprocess
-import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
@@ -34,14 +27,6 @@ from meta_memory.memory.records import (
 from meta_memory.memory.sqlite.store import SqliteRealmStore
 
 REALM = "r"
-
-
-def gateway_command() -> str:
-    """The installed ``meta_gateway`` script of this interpreter (PATH only as a fallback)."""
-    beside = Path(sys.executable).parent / "meta_gateway"
-    found = str(beside) if beside.exists() else shutil.which("meta_gateway")
-    assert found, "meta_gateway is not installed"
-    return found
 
 
 @pytest.fixture
@@ -113,78 +98,11 @@ def sql() -> Callable[[Path, str], list[tuple[Any, ...]]]:
     return run
 
 
-class StdioGateway:
-    """``meta_gateway stdio`` in a subprocess; every read is bounded by a timeout."""
-
-    def __init__(self, state_dir: Path, stderr_path: Path) -> None:
-        self._stderr = stderr_path.open("ab")
-        self.proc = subprocess.Popen(
-            [gateway_command(), "stdio", "--state-dir", str(state_dir)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        self._lines: queue.Queue[bytes] = queue.Queue()
-        self._reader = threading.Thread(target=self._pump, daemon=True)
-        self._reader.start()
-        self._next_id = 0
-        self.handshake = self.read()
-
-    def _pump(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self._lines.put(line)
-        self._lines.put(b"")
-
-    def read(self, timeout: float = 20.0) -> dict[str, Any]:
-        line = self._lines.get(timeout=timeout)
-        assert line, "gateway closed stdout"
-        return dict(json.loads(line))
-
-    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Send one request and return the whole reply (``result`` or ``error``)."""
-        assert self.proc.stdin is not None
-        self._next_id += 1
-        message = {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params}
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-        reply = self.read()
-        assert reply["id"] == self._next_id
-        return reply
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown code runs."""
-        self.proc.kill()
-        self.close()
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
-        self.proc.wait(timeout=20)
-        self._reader.join(timeout=20)
-        for stream in (self.proc.stdin, self.proc.stdout):
-            if stream is not None and not stream.closed:
-                stream.close()
-        self._stderr.close()
-
-
 @pytest.fixture
-def stdio_gateway(tmp_path: Path) -> Iterator[Callable[[Path], StdioGateway]]:
-    started: list[StdioGateway] = []
+def stdio_gateway(start_stdio_gateway: Callable[[list[str]], Any]) -> Callable[[Path], Any]:
+    """Start ``meta_gateway stdio`` on a state dir (the shared helper of tests/conftest.py)."""
 
-    def start(state_dir: Path) -> StdioGateway:
-        gateway = StdioGateway(state_dir, tmp_path / "gateway-stderr.log")
-        started.append(gateway)
-        return gateway
+    def start(state_dir: Path) -> Any:
+        return start_stdio_gateway(["--state-dir", str(state_dir)])
 
-    yield start
-    for gateway in started:
-        if gateway.proc.returncode is None:
-            gateway.close()
-
-
-@pytest.fixture
-def gateway_cmd() -> str:
-    return gateway_command()
+    return start
