@@ -11,6 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from meta_memory.memory.sqlite.migrations import SCHEMA_VERSION
 from meta_memory.runtime import MetaRuntime
 from meta_memory.sdk import MetaHandle
 from meta_memory.storage.doctor import diagnose
@@ -65,8 +66,8 @@ def test_human_output_is_a_findings_table_and_a_realm_table_and_exits_0_when_hea
     realm_rows = {
         line.split("  ")[0]: line.split() for line in lines if line.startswith(("default ", "ops team "))
     }
-    assert realm_rows["default"][1:6] == ["4", "2", "0", "0", "0"]
-    assert realm_rows["ops team"][2:7] == ["4", "2", "0", "0", "0"]
+    assert realm_rows["default"][1:6] == [str(SCHEMA_VERSION), "2", "0", "0", "0"]
+    assert realm_rows["ops team"][2:7] == [str(SCHEMA_VERSION), "2", "0", "0", "0"]
     assert "agent-memory/ops%20team.sqlite3" in run.stdout
     assert lines[-1] == "0 error(s), 0 warning(s), 2 realm file(s)"
 

@@ -21,6 +21,7 @@ from ..errors import CapabilityUnavailable, InvalidParams, StorageRefused
 from ..ledger.local_json import LocalJsonBackend
 from ..memory.legacy_import import pending_legacy_files
 from ..memory.records import ScopeKind, Status
+from ..memory.sqlite.indexing import backlog_size
 from ..memory.sqlite.migrations import SCHEMA_VERSION, applied_versions
 from .census import StorageCensus
 from .layout import (
@@ -401,8 +402,8 @@ def _realm_reader(identity: str | None) -> Callable[[sqlite3.Connection], _Realm
                             ).fetchall()
                         )
                     )
-            if "index_queue" in tables:
-                pending = _optional(lambda: int(db.execute("SELECT count(*) FROM index_queue").fetchone()[0]))
+            if {"index_queue", "store_meta", "records"} <= tables:
+                pending = _optional(lambda: backlog_size(db))
         finally:
             db.execute("COMMIT")
         return _RealmView(

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -166,9 +165,38 @@ class AnalyzedRecord:
     length: int
 
 
+def _count_into(fields: dict[str, list[int]], text: str, slot: int) -> int:
+    """Add the index terms of ``text`` to ``fields[term][slot]``; returns how many there were."""
+    memo = _MEMO
+    stop = STOPWORDS
+    n = 0
+    for word in words(text):
+        if len(word) < 2 or word in stop:
+            continue
+        terms = memo.get(word)
+        if terms is None:
+            if len(memo) >= _MEMO_MAX:
+                memo.clear()
+            terms = memo[word] = _word_terms(word)
+        for term in terms:
+            counts = fields.get(term)
+            if counts is None:
+                counts = fields[term] = [0, 0, 0]
+            counts[slot] += 1
+        n += len(terms)
+    return n
+
+
 def analyze_record(title: str, body: str, tags: Iterable[str] = ()) -> AnalyzedRecord:
-    """Analyze a record's title, body and tags into the postings a :class:`TermIndex` stores."""
-    counts = (Counter(index_terms(title)), Counter(index_terms(body)), Counter(index_terms(" ".join(tags))))
-    keys = sorted(set(counts[0]) | set(counts[1]) | set(counts[2]))
-    fields = {key: (counts[0][key], counts[1][key], counts[2][key]) for key in keys}
-    return AnalyzedRecord(fields=fields, length=sum(sum(c.values()) for c in counts))
+    """Analyze a record's title, body and tags into the postings a :class:`TermIndex` stores.
+
+    One pass per field into one table (this runs for every record the index takes in).
+    """
+    fields: dict[str, list[int]] = {}
+    length = _count_into(fields, title, 0) + _count_into(fields, body, 1)
+    joined = " ".join(tags)
+    if joined:
+        length += _count_into(fields, joined, 2)
+    return AnalyzedRecord(
+        fields={term: (c[0], c[1], c[2]) for term, c in sorted(fields.items())}, length=length
+    )

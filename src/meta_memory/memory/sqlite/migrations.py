@@ -190,11 +190,22 @@ def _m004_store_meta(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
+def _m005_index_watermark(db: sqlite3.Connection) -> None:
+    """New records join the recall index by a watermark over ``records.doc`` instead of a queued
+    ``add`` each (see indexing.py). Everything an earlier release wrote is at or below it; its
+    queued operations still describe exactly what remains to apply."""
+    db.execute(
+        "INSERT INTO store_meta (key, value) SELECT 'indexed_upto', CAST(coalesce(max(doc), 0) AS TEXT) FROM records "
+        "WHERE true ON CONFLICT (key) DO NOTHING"
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "records_audit_injections_recall_index", _m001_records),
     (2, "governance_tables", _m002_governance),
     (3, "legacy_import_ledger", _m003_import_ledger),
     (4, "store_meta", _m004_store_meta),
+    (5, "recall_index_watermark", _m005_index_watermark),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -2,10 +2,12 @@
 
 Every write runs ``BEGIN IMMEDIATE`` → the one validator (reading inside the same
 transaction) → apply → one audit row per op → ``COMMIT``. The recall index (postings of
-active records, per scope) is maintained in the same transaction, so a record is
-recallable exactly when it is active. Durability "process" (the default) keeps WAL with
+active records, per scope) is derived data kept just behind the writes (indexing.py): a
+write leaves a backlog row or nothing, the backlog is applied in batches, in quiet spells by
+a background thread, and always before the index is read, so a record is recallable as soon
+as ``remember`` returns. Durability "process" (the default) keeps WAL with
 ``synchronous=NORMAL``: a commit is in the OS before the reply, so ``kill -9`` loses nothing;
-"power" adds an fsync per commit.
+"power" adds an fsync per commit. WAL checkpoints run on a background thread (checkpoint.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -21,7 +24,7 @@ from typing import Any
 
 from ...clock import Clock
 from ...errors import InternalError, StoreCorrupt, WriteRefused
-from ..recall.analyzer import ANALYZER_VERSION, analyze_record
+from ..recall.analyzer import ANALYZER_VERSION
 from ..records import (
     Author,
     Provenance,
@@ -35,12 +38,14 @@ from ..records import (
 )
 from ..store import CommitResult, InjectionRow
 from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch
+from .checkpoint import Checkpointer
+from .indexing import WATERMARK_KEY, BackgroundIndexer, IndexBacklog, backlog_size
 from .migrations import migrate
 from .term_index import SqliteTermIndex
 
 __all__ = ["SqliteRealmStore"]
 
-INDEX_FLUSH_THRESHOLD = 256
+INDEX_FLUSH_THRESHOLD = 1024
 
 _RECORD_COLUMNS = (
     "doc, id, scope_id, kind, title, description, body, tags, provenance, trust, status, superseded_by, "
@@ -71,6 +76,7 @@ class SqliteRealmStore:
         self._flush_pending = False
         # scope_id -> term_id -> df, for the term index; dropped for a scope whenever its postings change.
         self._df_cache: dict[int, dict[int, int]] = {}
+        self._backlog = IndexBacklog(self)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -88,32 +94,36 @@ class SqliteRealmStore:
             self._db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'power' else 'NORMAL'}")
             migrate(self._db, clock.now_ms())
             self._reindex_if_analyzer_changed()
-            self._pending_index = self._db.execute("SELECT count(*) FROM index_queue").fetchone()[0]
+            self._pending_index = backlog_size(self._db)
             self._db.execute("SELECT count(*) FROM records WHERE doc < 0").fetchone()
+            # Checkpoints run on a background thread (see checkpoint.py), not inside a commit.
+            self._db.execute("PRAGMA wal_autocheckpoint = 0")
         except (sqlite3.DatabaseError, RuntimeError) as exc:
             self._db.close()
             raise StoreCorrupt(f"realm file {path} cannot be read as a realm store: {exc}") from exc
+        self._last_write_s = time.monotonic()
+        self._checkpointer = Checkpointer(path)
+        self._indexer = BackgroundIndexer(self, path)
+        if self._pending_index:
+            self._indexer.nudge()
 
     def _reindex_if_analyzer_changed(self) -> None:
         """Rebuild the recall index when it was built by another analyzer version.
 
         Terms depend on the analyzer (stemmer, word lists), so an index built by another
-        version would miss matches and could not be unindexed; the rebuild is queued work.
+        version would miss matches and could not be unindexed; the rebuild is backlog work.
         """
         row = self._db.execute("SELECT value FROM store_meta WHERE key = 'analyzer_version'").fetchone()
         if row is not None and row[0] == str(ANALYZER_VERSION):
             return
         self._db.execute("BEGIN IMMEDIATE")
         try:
-            if row is not None:
+            if row is not None:  # every record goes back to the backlog
                 self._db.execute("DELETE FROM postings")
                 self._df_cache.clear()
                 self._db.execute("DELETE FROM index_queue")
                 self._db.execute("UPDATE scopes SET doc_count = 0, total_len = 0")
-                self._db.execute("UPDATE records SET doc_len = 0")
-                self._db.execute(
-                    "INSERT INTO index_queue (doc, op) SELECT doc, 'add' FROM records WHERE status = 'active' ORDER BY doc"
-                )
+                self._db.execute("DELETE FROM store_meta WHERE key = ?", (WATERMARK_KEY,))
             self._db.execute(
                 "INSERT INTO store_meta (key, value) VALUES ('analyzer_version', ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -135,7 +145,7 @@ class SqliteRealmStore:
             try:
                 yield self._db
                 if self._flush_pending:
-                    self._drain(self._db)
+                    self._apply_backlog(self._db)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -146,9 +156,10 @@ class SqliteRealmStore:
                 for key in self._txn_new_scopes:
                     self._scope_by_id.pop(self._scope_ids.pop(key), None)
                 self._df_cache.clear()
-                self._pending_index = self._db.execute("SELECT count(*) FROM index_queue").fetchone()[0]
+                self._pending_index = backlog_size(self._db)
                 self._flush_pending = False
                 raise
+            self._checkpointer.nudge(self._db)
 
     @contextmanager
     def _savepoint(self, db: sqlite3.Connection, name: str = "step") -> Iterator[None]:
@@ -169,7 +180,7 @@ class SqliteRealmStore:
             del self._txn_new_terms[terms:]
             del self._txn_new_scopes[scopes:]
             self._df_cache.clear()
-            self._pending_index = db.execute("SELECT count(*) FROM index_queue").fetchone()[0]
+            self._pending_index = backlog_size(db)
             raise
         db.execute(f"RELEASE {name}")
 
@@ -243,76 +254,43 @@ class SqliteRealmStore:
                 out[term] = term_id
         return out
 
-    # -- recall index maintenance ----------------------------------------------------------
+    # -- recall index backlog ----------------------------------------------------------------
 
-    def _enqueue(self, db: sqlite3.Connection, doc: int, op: str) -> None:
-        db.execute("INSERT INTO index_queue (doc, op) VALUES (?, ?)", (doc, op))
+    def _grow_backlog(self) -> None:
+        self._last_write_s = time.monotonic()
         self._pending_index += 1
+        if self._pending_index == 1:
+            self._indexer.nudge()
         if self._pending_index >= INDEX_FLUSH_THRESHOLD:
             self._flush_pending = True
 
+    def backlog(self) -> int:
+        """About how many records the recall index is behind by (exact after each apply)."""
+        return self._pending_index
+
+    def quiet_for(self) -> float:
+        """Seconds since a write last added to the backlog."""
+        return time.monotonic() - self._last_write_s
+
     def flush_index(self) -> int:
-        """Apply queued recall-index work in one transaction; returns how many entries it applied.
+        """Apply the whole recall-index backlog in one transaction; returns how much work it did.
 
-        Writes only enqueue (a record row and an audit row are a few pages; its postings are
-        dozens of scattered pages), so a batch here costs a fraction of per-write indexing.
-        Called before the index is read, and by writes once the queue is long.
+        Writes only leave work behind (a record row and an audit row are a few pages; its
+        postings are dozens of scattered pages), so a batch here costs a fraction of per-write
+        indexing. Called before the index is read, and by writes once the backlog is long.
         """
+        return self.apply_backlog(None)
+
+    def apply_backlog(self, limit: int | None) -> int:
+        """Apply the backlog (at most ``limit`` new records of it) in one transaction."""
         with self._write() as db:
-            return self._drain(db)
+            return self._apply_backlog(db, limit)
 
-    def _drain(self, db: sqlite3.Connection) -> int:
-        queue = db.execute(
-            "SELECT q.seq, q.doc, q.op, r.scope_id, r.title, r.body, r.tags, r.doc_len "
-            "FROM index_queue q JOIN records r ON r.doc = q.doc ORDER BY q.seq"
-        ).fetchall()
-        for _seq, doc, op, scope_id, title, body, tags, length in queue:
-            if op == "add":
-                self._index(db, doc, scope_id, title, body, json.loads(tags))
-            else:
-                self._unindex(db, doc, scope_id, title, body, json.loads(tags), length)
-        if queue:
-            db.execute("DELETE FROM index_queue WHERE seq <= ?", (queue[-1][0],))
-        self._pending_index = 0
+    def _apply_backlog(self, db: sqlite3.Connection, limit: int | None = None) -> int:
+        done = self._backlog.apply(db, limit)
+        self._pending_index = backlog_size(db) if limit is not None else 0
         self._flush_pending = False
-        return len(queue)
-
-    def _index(
-        self, db: sqlite3.Connection, doc: int, scope_id: int, title: str, body: str, tags: Sequence[str]
-    ) -> None:
-        self._df_cache.pop(scope_id, None)
-        analyzed = analyze_record(title, body, tags)
-        term_ids = [(self._term_id(term), tfs) for term, tfs in analyzed.fields.items()]
-        db.executemany(
-            "INSERT INTO postings (scope_id, term_id, doc, tf_title, tf_body, tf_tags, length) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(scope_id, term_id, doc, *tfs, analyzed.length) for term_id, tfs in term_ids],
-        )
-        db.execute(
-            "UPDATE scopes SET doc_count = doc_count + 1, total_len = total_len + ? WHERE scope_id = ?",
-            (analyzed.length, scope_id),
-        )
-        db.execute("UPDATE records SET doc_len = ? WHERE doc = ?", (analyzed.length, doc))
-
-    def _unindex(
-        self,
-        db: sqlite3.Connection,
-        doc: int,
-        scope_id: int,
-        title: str,
-        body: str,
-        tags: Sequence[str],
-        length: int,
-    ) -> None:
-        self._df_cache.pop(scope_id, None)
-        # Postings are keyed (scope, term, doc): re-derive this doc's terms from its text.
-        ids = self.lookup_term_ids(analyze_record(title, body, tags).fields)
-        keys = [(scope_id, term_id, doc) for term_id in ids.values()]
-        db.executemany("DELETE FROM postings WHERE scope_id = ? AND term_id = ? AND doc = ?", keys)
-        db.execute(
-            "UPDATE scopes SET doc_count = doc_count - 1, total_len = total_len - ? WHERE scope_id = ?",
-            (length, scope_id),
-        )
+        return done
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -388,7 +366,7 @@ class SqliteRealmStore:
         doc = cur.lastrowid
         assert doc is not None
         if r.status is Status.ACTIVE:
-            self._enqueue(db, doc, "add")
+            self._grow_backlog()  # above the index watermark: the next apply indexes it
             if r.supersedes is not None:
                 self._leave_active(db, r.supersedes, Status.SUPERSEDED, now, superseded_by=r.id)
         return replace(r, ever_quarantined=r.ever_quarantined or r.status is Status.QUARANTINED)
@@ -404,7 +382,8 @@ class SqliteRealmStore:
     ) -> None:
         doc, old_status = db.execute("SELECT doc, status FROM records WHERE id = ?", (memory_id,)).fetchone()
         if old_status == Status.ACTIVE.value:
-            self._enqueue(db, doc, "remove")
+            self._backlog.note_removal(db, doc)
+            self._grow_backlog()
         db.execute(
             "UPDATE records SET status = ?, superseded_by = ?, updated_at_ms = ? WHERE doc = ?",
             (status.value, superseded_by, now, doc),
@@ -710,6 +689,8 @@ class SqliteRealmStore:
             ]
 
     def close(self) -> None:
+        self._indexer.close()
+        self._checkpointer.close()
         with self._lock:
             try:
                 self._db.close()
