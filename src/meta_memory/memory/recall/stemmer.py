@@ -13,51 +13,40 @@ from functools import lru_cache
 __all__ = ["stem"]
 
 
-def _is_consonant(word: str, i: int) -> bool:
-    ch = word[i]
-    if ch in "aeiou":
-        return False
-    if ch == "y":
-        return i == 0 or not _is_consonant(word, i - 1)
-    return True
+_CV = str.maketrans(
+    {ch: ("v" if ch in "aeiou" else "y" if ch == "y" else "c") for ch in map(chr, range(128))}
+)
+
+
+def _cv(word: str) -> str:
+    """Porter's consonant/vowel pattern of ``word``: "v" for a vowel, "c" otherwise, where "y" is a
+    consonant at the start or after a vowel and a vowel after a consonant."""
+    pattern = word.translate(_CV)
+    if "y" not in pattern:
+        return pattern
+    out: list[str] = []
+    for ch in pattern:
+        if ch == "y":
+            ch = "c" if not out or out[-1] == "v" else "v"
+        out.append(ch)
+    return "".join(out)
 
 
 def _measure(stem_: str) -> int:
-    """Number of VC sequences in ``[C](VC)^m[V]``."""
-    n = 0
-    i = 0
-    size = len(stem_)
-    while i < size and _is_consonant(stem_, i):
-        i += 1
-    while i < size:
-        while i < size and not _is_consonant(stem_, i):
-            i += 1
-        if i >= size:
-            break
-        while i < size and _is_consonant(stem_, i):
-            i += 1
-        n += 1
-    return n
+    """Number of VC sequences in ``[C](VC)^m[V]``: each is one vowel-to-consonant step."""
+    return _cv(stem_).count("vc")
 
 
 def _has_vowel(stem_: str) -> bool:
-    return any(not _is_consonant(stem_, i) for i in range(len(stem_)))
+    return "v" in _cv(stem_)
 
 
 def _double_consonant(word: str) -> bool:
-    return len(word) >= 2 and word[-1] == word[-2] and _is_consonant(word, len(word) - 1)
+    return len(word) >= 2 and word[-1] == word[-2] and _cv(word)[-1] == "c"
 
 
 def _cvc(word: str) -> bool:
-    if len(word) < 3:
-        return False
-    n = len(word)
-    return (
-        _is_consonant(word, n - 3)
-        and not _is_consonant(word, n - 2)
-        and _is_consonant(word, n - 1)
-        and word[-1] not in "wxy"
-    )
+    return len(word) >= 3 and _cv(word)[-3:] == "cvc" and word[-1] not in "wxy"
 
 
 _STEP2 = (
@@ -77,12 +66,26 @@ _STEP4 = (
 )  # fmt: skip
 
 
-def _longest(word: str, suffixes: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
-    best: tuple[str, str] | None = None
-    for suffix, repl in suffixes:
-        if word.endswith(suffix) and (best is None or len(suffix) > len(best[0])):
-            best = (suffix, repl)
-    return best
+def _by_length(pairs: tuple[tuple[str, str], ...]) -> tuple[dict[str, str], tuple[int, ...]]:
+    return dict(pairs), tuple(sorted({len(suffix) for suffix, _ in pairs}, reverse=True))
+
+
+_STEP2_TABLE = _by_length(_STEP2)
+_STEP3_TABLE = _by_length(_STEP3)
+_STEP4_TABLE = _by_length(tuple((suffix, "") for suffix in _STEP4))
+
+
+def _longest(word: str, table: tuple[dict[str, str], tuple[int, ...]]) -> tuple[str, str] | None:
+    """The longest suffix of ``word`` in ``table`` and its replacement (one lookup per length)."""
+    replacements, lengths = table
+    size = len(word)
+    for n in lengths:
+        if n <= size:
+            suffix = word[-n:]
+            repl = replacements.get(suffix)
+            if repl is not None:
+                return suffix, repl
+    return None
 
 
 def _step1(word: str) -> str:
@@ -113,7 +116,7 @@ def _step1c(word: str) -> str:
     return word
 
 
-def _step2_3(word: str, table: tuple[tuple[str, str], ...]) -> str:
+def _step2_3(word: str, table: tuple[dict[str, str], tuple[int, ...]]) -> str:
     hit = _longest(word, table)
     if hit is not None:
         base = word[: -len(hit[0])]
@@ -123,13 +126,10 @@ def _step2_3(word: str, table: tuple[tuple[str, str], ...]) -> str:
 
 
 def _step4(word: str) -> str:
-    best = ""
-    for suffix in _STEP4:
-        if word.endswith(suffix) and len(suffix) > len(best):
-            best = suffix
-    if best:
-        base = word[: -len(best)]
-        if _measure(base) > 1 and (best != "ion" or base.endswith(("s", "t"))):
+    hit = _longest(word, _STEP4_TABLE)
+    if hit is not None:
+        base = word[: -len(hit[0])]
+        if _measure(base) > 1 and (hit[0] != "ion" or base.endswith(("s", "t"))):
             return base
     return word
 
@@ -151,7 +151,7 @@ def stem(word: str) -> str:
     if len(word) <= 2:
         return word
     word = _step1(word)
-    word = _step2_3(word, _STEP2)
-    word = _step2_3(word, _STEP3)
+    word = _step2_3(word, _STEP2_TABLE)
+    word = _step2_3(word, _STEP3_TABLE)
     word = _step4(word)
     return _step5(word)
