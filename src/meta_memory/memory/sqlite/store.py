@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,16 @@ _RECORD_COLUMNS = (
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _dumps_list(values: Sequence[str]) -> str:
+    return _dumps(list(values)) if values else "[]"
+
+
+@lru_cache(maxsize=1024)
+def _wire_json(value: Author | Provenance) -> str:
+    """The stored JSON of an author or provenance: a handful of distinct values carry most writes."""
+    return _dumps(value.to_wire())
 
 
 class SqliteRealmStore:
@@ -349,13 +360,13 @@ class SqliteRealmStore:
                 r.title,
                 r.description,
                 r.body,
-                _dumps(list(r.tags)),
-                _dumps(r.provenance.to_wire()),
+                _dumps_list(r.tags),
+                _wire_json(r.provenance),
                 r.trust.value,
                 r.status.value,
                 r.quarantine_reason,
                 r.supersedes,
-                _dumps(list(r.derived_from)),
+                _dumps_list(r.derived_from),
                 int(r.ever_quarantined or r.status is Status.QUARANTINED),
                 r.working_set_rank,
                 r.content_hash,
@@ -369,7 +380,9 @@ class SqliteRealmStore:
             self._grow_backlog()  # above the index watermark: the next apply indexes it
             if r.supersedes is not None:
                 self._leave_active(db, r.supersedes, Status.SUPERSEDED, now, superseded_by=r.id)
-        return replace(r, ever_quarantined=r.ever_quarantined or r.status is Status.QUARANTINED)
+        if r.status is Status.QUARANTINED and not r.ever_quarantined:
+            return replace(r, ever_quarantined=True)
+        return r
 
     def _leave_active(
         self,
@@ -415,7 +428,7 @@ class SqliteRealmStore:
             detail["review"] = review
         cur = db.execute(
             "INSERT INTO audit (at_ms, op, record_id, author, detail) VALUES (?, ?, ?, ?, ?)",
-            (now, op, record_id, _dumps(batch.author.to_wire()), _dumps(detail)),
+            (now, op, record_id, _wire_json(batch.author), _dumps(detail)),
         )
         assert cur.lastrowid is not None
         return cur.lastrowid
