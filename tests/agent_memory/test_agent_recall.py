@@ -3,6 +3,9 @@ contextual filtering, parameter errors and usage counters. (Ranking quality is t
 
 from __future__ import annotations
 
+import sqlite3
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -173,3 +176,65 @@ def test_explicit_recall_counts_usage_of_the_returned_records_only(
     assert coffee_usage.last_recalled_at_ms == clock.now_ms()
     bikes_usage = store.get(bikes.memory_id).usage  # type: ignore[union-attr]
     assert (bikes_usage.explicit_recall_count, bikes_usage.last_recalled_at_ms) == (0, None)
+
+
+def _usage_in_file(handle: MetaHandle, memory_id: str) -> tuple[int, int | None]:
+    """The counters as the realm file holds them (another connection: nothing in memory counts)."""
+    path = handle.runtime.layout.realm_db_path("default")
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = db.execute(
+            "SELECT explicit_recall_count, last_recalled_at_ms FROM records WHERE id = ?", (memory_id,)
+        ).fetchone()
+    finally:
+        db.close()
+    return row[0], row[1]
+
+
+def _eventually(predicate: Callable[[], bool], timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return predicate()
+
+
+def test_recall_usage_is_written_back_with_the_next_write(handle: MetaHandle, clock: ManualClock) -> None:
+    """A recall costs no commit of its own: its counters ride on the next write transaction."""
+    coffee = handle.remember_agent_memory("alice", title="Coffee", body="Espresso grinder setting 12.")
+    clock.advance(100)
+    handle.recall_agent_memory("alice", query_text="espresso")
+    handle.remember_agent_memory("alice", title="Tea", body="Green tea at 80 degrees.")
+    assert _usage_in_file(handle, coffee.memory_id) == (1, clock.now_ms())
+
+
+def test_recall_usage_is_written_back_in_a_quiet_spell(handle: MetaHandle, clock: ManualClock) -> None:
+    """With no write to carry them, the background thread writes pending counters once the realm is quiet."""
+    coffee = handle.remember_agent_memory("alice", title="Coffee", body="Espresso grinder setting 12.")
+    handle.recall_agent_memory("alice", query_text="espresso")
+    handle.recall_agent_memory("alice", query_text="grinder")
+    assert _eventually(lambda: _usage_in_file(handle, coffee.memory_id)[0] == 2)
+
+
+def test_recall_usage_survives_a_clean_restart(open_handle: Callable[[], MetaHandle]) -> None:
+    handle = open_handle()
+    coffee = handle.remember_agent_memory("alice", title="Coffee", body="Espresso grinder setting 12.")
+    for _ in range(3):
+        handle.recall_agent_memory("alice", query_text="espresso")
+    handle.close()
+    reopened = open_handle()
+    store = reopened.runtime.agent_memory.store("default")  # type: ignore[union-attr]
+    assert store.get(coffee.memory_id).usage.explicit_recall_count == 3  # type: ignore[union-attr]
+
+
+def test_panel_reads_see_pending_recall_usage(handle: MetaHandle) -> None:
+    """Panel reads go through ``reading()``, which writes pending counters back first."""
+    coffee = handle.remember_agent_memory("alice", title="Coffee", body="Espresso grinder setting 12.")
+    handle.recall_agent_memory("alice", query_text="espresso")
+    store = handle.runtime.agent_memory.store("default")  # type: ignore[union-attr]
+    with store.reading() as db:
+        (count,) = db.execute(
+            "SELECT explicit_recall_count FROM records WHERE id = ?", (coffee.memory_id,)
+        ).fetchone()
+    assert count == 1

@@ -66,9 +66,11 @@ def live(tmp_path: Path) -> Any:
         handle = MetaHandle(runtime)
         for n in range(12):
             handle.remember_agent_memory("alice", title=f"Note {n}", body=f"Alice's note number {n}.")
-        # A contextual recall applies the recall-index backlog now, so the runtime has no
-        # background work left to write while a test compares bytes.
+        # A contextual recall applies the recall-index backlog now, and its usage counters are
+        # written back at once, so the runtime has no background work left to write while a test
+        # compares bytes.
         assert len(handle.recall_agent_memory("alice", query_text="Alice's note", max_entries=12)) == 12
+        runtime.agent_memory.store("default").flush_usage()  # type: ignore[union-attr]
         realm = state / "agent-memory" / "default.sqlite3"
         assert realm.with_name("default.sqlite3-wal").stat().st_size > 0
         assert records_in_main_file(realm, tmp_path) < 12  # the writes are not checkpointed

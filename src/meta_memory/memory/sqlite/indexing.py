@@ -163,14 +163,15 @@ class IndexBacklog:
 
 
 class BackgroundIndexer:
-    """Applies a realm file's backlog on a daemon thread while the realm is quiet.
+    """Applies a realm file's deferred upkeep on a daemon thread while the realm is quiet.
 
     Agents write in bursts: a turn stores a few records, then the realm is idle for seconds.
-    Once no write has come for :attr:`QUIET_S`, this thread applies the backlog in short
-    transactions (:attr:`CHUNK` records each), so the next recall finds the index up to date
-    instead of paying for it. Under sustained writes it stays out of the way (one interpreter:
-    competing with the request thread would slow both); the store's inline threshold bounds the
-    backlog then, and every read applies what remains first, so read-your-writes always holds.
+    Once no write or recall has come for :attr:`QUIET_S`, this thread applies the index backlog
+    in short transactions (:attr:`CHUNK` records each), so the next recall finds the index up to
+    date instead of paying for it, and writes back pending usage counters. Under sustained load
+    it stays out of the way (one interpreter: competing with the request thread would slow both);
+    the store's inline thresholds bound the backlog then, and every read applies what remains
+    first, so read-your-writes always holds.
     """
 
     CHUNK = 64
@@ -184,7 +185,7 @@ class BackgroundIndexer:
         self._thread.start()
 
     def nudge(self) -> None:
-        """The backlog grew from empty."""
+        """There is (more) deferred work."""
         self._wake.set()
 
     def close(self) -> None:
@@ -192,15 +193,21 @@ class BackgroundIndexer:
         self._wake.set()
         self._thread.join(timeout=30)
 
+    def _pending(self) -> bool:
+        return bool(self._store.backlog() or self._store.pending_usage())
+
     def _run(self) -> None:
         store = self._store
         while True:
-            self._wake.wait(self.QUIET_S if store.backlog() else None)  # an idle realm costs nothing
+            self._wake.wait(self.QUIET_S if self._pending() else None)  # an idle realm costs nothing
             self._wake.clear()
             if self._stop:
                 return
             try:
-                while not self._stop and store.backlog() and store.quiet_for() >= self.QUIET_S:
-                    store.apply_backlog(self.CHUNK)
-            except Exception as exc:
-                _log.warning("background indexing of %s failed: %s", store.path, exc)
+                while not self._stop and self._pending() and store.quiet_for() >= self.QUIET_S:
+                    if store.backlog():
+                        store.apply_backlog(self.CHUNK)
+                    else:
+                        store.flush_usage()
+            except Exception as exc:  # logged; reads and the inline thresholds still do the work
+                _log.warning("background upkeep of %s failed: %s", store.path, exc)

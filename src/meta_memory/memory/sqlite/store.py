@@ -13,6 +13,7 @@ as ``remember`` returns. Durability "process" (the default) keeps WAL with
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -46,7 +47,10 @@ from .term_index import SqliteTermIndex
 
 __all__ = ["SqliteRealmStore"]
 
-INDEX_FLUSH_THRESHOLD = 1024
+_log = logging.getLogger(__name__)
+
+INDEX_FLUSH_THRESHOLD = 512
+USAGE_FLUSH_THRESHOLD = 256
 
 _RECORD_COLUMNS = (
     "doc, id, scope_id, kind, title, description, body, tags, provenance, trust, status, superseded_by, "
@@ -62,6 +66,21 @@ def _dumps(value: Any) -> str:
 
 def _dumps_list(values: Sequence[str]) -> str:
     return _dumps(list(values)) if values else "[]"
+
+
+_KINDS = {kind.value: kind for kind in RecordKind}
+_TRUSTS = {trust.value: trust for trust in Trust}
+_STATUSES = {status.value: status for status in Status}
+
+
+def _loads_tuple(text: str) -> tuple[str, ...]:
+    return () if text == "[]" else tuple(json.loads(text))
+
+
+@lru_cache(maxsize=1024)
+def _provenance_from(text: str) -> Provenance:
+    """Stored provenance JSON -> Provenance (immutable, so one object serves every equal row)."""
+    return Provenance.from_wire(json.loads(text))
 
 
 @lru_cache(maxsize=1024)
@@ -87,6 +106,8 @@ class SqliteRealmStore:
         self._flush_pending = False
         # scope_id -> term_id -> df, for the term index; dropped for a scope whenever its postings change.
         self._df_cache: dict[int, dict[int, int]] = {}
+        # memory id -> (recalls not yet written back, the last one's time); see mark_recalled.
+        self._usage: dict[str, tuple[int, int]] = {}
         self._backlog = IndexBacklog(self)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,7 +178,10 @@ class SqliteRealmStore:
                 yield self._db
                 if self._flush_pending:
                     self._apply_backlog(self._db)
+                if self._usage:
+                    self._write_usage(self._db)
                 self._db.execute("COMMIT")
+                self._usage = {}
             except BaseException:
                 self._db.execute("ROLLBACK")
                 # Term and scope ids handed out inside the rolled-back transaction do not exist
@@ -197,8 +221,9 @@ class SqliteRealmStore:
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
-        """A consistent read: one deferred transaction under the store lock."""
+        """A consistent read: one deferred transaction under the store lock (usage written back first)."""
         with self._lock:
+            self.flush_usage()
             self._db.execute("BEGIN")
             try:
                 yield self._db
@@ -598,22 +623,26 @@ class SqliteRealmStore:
             useful,
             last_useful,
         ) = row
+        pending = self._usage.get(memory_id)
+        if pending is not None:  # recalls not yet written back (see mark_recalled)
+            rec += pending[0]
+            last_rec = pending[1]
         return Record(
             id=memory_id,
             scope=self._scope_of(scope_id),
-            kind=RecordKind(kind),
+            kind=_KINDS[kind],
             title=title,
             description=description,
             body=body,
-            tags=tuple(json.loads(tags)),
-            provenance=Provenance.from_wire(json.loads(provenance)),
-            trust=Trust(trust),
-            status=Status(status),
+            tags=_loads_tuple(tags),
+            provenance=_provenance_from(provenance),
+            trust=_TRUSTS[trust],
+            status=_STATUSES[status],
             created_at_ms=created,
             updated_at_ms=updated,
             content_hash=chash,
             supersedes=supersedes,
-            derived_from=tuple(json.loads(derived_from)),
+            derived_from=_loads_tuple(derived_from),
             ever_quarantined=bool(ever_quarantined),
             superseded_by=superseded_by,
             quarantine_reason=quarantine_reason,
@@ -659,15 +688,43 @@ class SqliteRealmStore:
             return {row[0]: self._row_to_record(row) for row in rows}
 
     def mark_recalled(self, memory_ids: Iterable[str], at_ms: int) -> None:
-        ids = [(at_ms, i) for i in memory_ids]
-        if not ids:
-            return
-        with self._write() as db:
-            db.executemany(
-                "UPDATE records SET explicit_recall_count = explicit_recall_count + 1, last_recalled_at_ms = ? "
-                "WHERE id = ?",
-                ids,
-            )
+        """Count an explicit recall of each record.
+
+        Usage counters are statistics, not acknowledged writes: they are kept in memory (every
+        read of this store sees them) and written back with the next write transaction, in a
+        quiet spell by the background thread, before a panel read, or once
+        :data:`USAGE_FLUSH_THRESHOLD` records are pending. A recall therefore costs no commit
+        (with ``durability = "power"`` that would be an fsync per recall); a ``kill -9`` can
+        lose the increments of the last moments, never a record.
+        """
+        with self._lock:
+            usage = self._usage
+            for memory_id in memory_ids:
+                count, _ = usage.get(memory_id, (0, 0))
+                usage[memory_id] = (count + 1, at_ms)
+            if not usage:
+                return
+            self._last_write_s = time.monotonic()
+            self._indexer.nudge()
+            if len(usage) >= USAGE_FLUSH_THRESHOLD:
+                self.flush_usage()
+
+    def pending_usage(self) -> int:
+        return len(self._usage)
+
+    def flush_usage(self) -> None:
+        """Write the pending usage counters back (one transaction)."""
+        with self._lock:
+            if self._usage:
+                with self._write():
+                    pass  # _write() writes pending usage back before every commit
+
+    def _write_usage(self, db: sqlite3.Connection) -> None:
+        db.executemany(
+            "UPDATE records SET explicit_recall_count = explicit_recall_count + ?, last_recalled_at_ms = ? "
+            "WHERE id = ?",
+            [(count, at_ms, memory_id) for memory_id, (count, at_ms) in self._usage.items()],
+        )
 
     def record_injections(self, rows: Sequence[InjectionRow]) -> None:
         if not rows:
@@ -704,6 +761,11 @@ class SqliteRealmStore:
     def close(self) -> None:
         self._indexer.close()
         self._checkpointer.close()
+        if self._usage:
+            try:
+                self.flush_usage()
+            except (sqlite3.Error, StoreCorrupt) as exc:  # pragma: no cover - I/O faults at shutdown
+                _log.warning("usage counters of %s were not written back: %s", self.path, exc)
         with self._lock:
             try:
                 self._db.close()
