@@ -50,7 +50,7 @@ __all__ = ["SqliteRealmStore"]
 _log = logging.getLogger(__name__)
 
 INDEX_FLUSH_THRESHOLD = 512
-USAGE_FLUSH_THRESHOLD = 256
+USAGE_FLUSH_THRESHOLD = 16_384  # records with pending counters: a bound on memory, rarely reached
 
 _RECORD_COLUMNS = (
     "doc, id, scope_id, kind, title, description, body, tags, provenance, trust, status, superseded_by, "
