@@ -378,6 +378,9 @@ def main() -> None:
     parser.add_argument("--per-identity", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--remembers", type=int, default=5_000)
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="remember runs per durability (medians are reported)"
+    )
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
 
@@ -419,26 +422,35 @@ def main() -> None:
     )
     console.print(table)
 
-    table = Table(title=f"remember over stdio, one acknowledged write at a time ({args.remembers:,} records)")
+    table = Table(
+        title=f"remember over stdio, one acknowledged write at a time ({args.remembers:,} records, "
+        f"median of {args.repeat} runs, each beside its baseline)"
+    )
     for col in (
         "durability",
-        "records/s",
-        "bare SQLite insert+commit/s",
-        "ratio",
+        "records/s (runs)",
+        "bare SQLite insert+commit/s (runs)",
+        "ratio of medians",
         "bytes/record",
         "peak RSS MB",
     ):
         table.add_column(col, justify="right")
     for durability in ("process", "power"):
-        rate, per_record, rss = bench_remember_stdio(args.remembers, durability)
-        bare = bench_bare_sqlite(args.remembers, durability)
+        rates, bares, sizes, rsses = [], [], [], []
+        for _ in range(args.repeat):
+            rate, per_record, rss = bench_remember_stdio(args.remembers, durability)
+            rates.append(rate)
+            bares.append(bench_bare_sqlite(args.remembers, durability))
+            sizes.append(per_record)
+            rsses.append(rss)
+        rate, bare = statistics.median(rates), statistics.median(bares)
         table.add_row(
             durability,
-            f"{rate:,.0f}",
-            f"{bare:,.0f}",
+            f"{rate:,.0f} ({' / '.join(f'{r:,.0f}' for r in rates)})",
+            f"{bare:,.0f} ({' / '.join(f'{b:,.0f}' for b in bares)})",
             f"{bare / rate:.1f}x slower",
-            f"{per_record:,.0f}",
-            f"{rss:.0f}",
+            f"{statistics.median(sizes):,.0f}",
+            f"{max(rsses):.0f}",
         )
     console.print(table)
     fixture_bytes = sum(p.stat().st_size for p in fixture.parent.glob(fixture.name + "*"))
