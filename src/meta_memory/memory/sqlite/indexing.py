@@ -77,10 +77,13 @@ class IndexBacklog:
     def __init__(self, store: SqliteRealmStore) -> None:
         self._store = store
 
-    def note_removal(self, db: sqlite3.Connection, doc: int) -> None:
-        """An active record at ``doc`` left ``active``: unindex it, if it was indexed."""
-        if doc <= read_watermark(db):
-            db.execute("INSERT INTO index_queue (doc, op) VALUES (?, 'remove')", (doc,))
+    def note_removal(self, db: sqlite3.Connection, doc: int) -> bool:
+        """An active record at ``doc`` left ``active``: queue its unindexing if it was indexed
+        (returns whether it was; above the watermark there is nothing to undo)."""
+        if doc > read_watermark(db):
+            return False
+        db.execute("INSERT INTO index_queue (doc, op) VALUES (?, 'remove')", (doc,))
+        return True
 
     def apply(self, db: sqlite3.Connection, limit: int | None = None) -> int:
         """Bring the index up to date inside the caller's write transaction; returns the work done.

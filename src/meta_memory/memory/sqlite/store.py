@@ -419,8 +419,7 @@ class SqliteRealmStore:
         superseded_by: str | None = None,
     ) -> None:
         doc, old_status = db.execute("SELECT doc, status FROM records WHERE id = ?", (memory_id,)).fetchone()
-        if old_status == Status.ACTIVE.value:
-            self._backlog.note_removal(db, doc)
+        if old_status == Status.ACTIVE.value and self._backlog.note_removal(db, doc):
             self._grow_backlog()
         db.execute(
             "UPDATE records SET status = ?, superseded_by = ?, updated_at_ms = ? WHERE doc = ?",
