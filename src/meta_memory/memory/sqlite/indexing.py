@@ -12,8 +12,9 @@ The index (``postings``, one row per scope, term and active record, plus the per
 
 :meth:`IndexBacklog.apply` brings the index up to date inside a write transaction: queued
 operations in order, then the new records in one sorted batch. The store applies it before
-any read of the index (a record is recallable as soon as ``remember`` returns) and whenever the
-backlog grows long; because the backlog is rows in the same file, a crash loses none of it.
+any read of the index (a record is recallable as soon as ``remember`` returns), inline once the
+backlog grows long, and in quiet spells on :class:`BackgroundIndexer`'s thread; because the
+backlog is rows in the same file, a crash loses none of it.
 """
 
 from __future__ import annotations
