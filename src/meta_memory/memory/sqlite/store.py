@@ -44,13 +44,14 @@ from .checkpoint import Checkpointer
 from .indexing import WATERMARK_KEY, BackgroundIndexer, IndexBacklog, backlog_size
 from .migrations import migrate
 from .term_index import SqliteTermIndex
+from .usage import FLUSH_THRESHOLD as USAGE_FLUSH_THRESHOLD
+from .usage import PendingUsage
 
 __all__ = ["SqliteRealmStore"]
 
 _log = logging.getLogger(__name__)
 
 INDEX_FLUSH_THRESHOLD = 512
-USAGE_FLUSH_THRESHOLD = 16_384  # records with pending counters: a bound on memory, rarely reached
 
 _RECORD_COLUMNS = (
     "doc, id, scope_id, kind, title, description, body, tags, provenance, trust, status, superseded_by, "
@@ -106,8 +107,7 @@ class SqliteRealmStore:
         self._flush_pending = False
         # scope_id -> term_id -> df, for the term index; dropped for a scope whenever its postings change.
         self._df_cache: dict[int, dict[int, int]] = {}
-        # memory id -> (recalls not yet written back, the last one's time); see mark_recalled.
-        self._usage: dict[str, tuple[int, int]] = {}
+        self._usage = PendingUsage()  # recall counters not yet written back (usage.py)
         self._backlog = IndexBacklog(self)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -179,9 +179,9 @@ class SqliteRealmStore:
                 if self._flush_pending:
                     self._apply_backlog(self._db)
                 if self._usage:
-                    self._write_usage(self._db)
+                    self._usage.write_back(self._db)
                 self._db.execute("COMMIT")
-                self._usage = {}
+                self._usage.clear()
             except BaseException:
                 self._db.execute("ROLLBACK")
                 # Term and scope ids handed out inside the rolled-back transaction do not exist
@@ -622,10 +622,7 @@ class SqliteRealmStore:
             useful,
             last_useful,
         ) = row
-        pending = self._usage.get(memory_id)
-        if pending is not None:  # recalls not yet written back (see mark_recalled)
-            rec += pending[0]
-            last_rec = pending[1]
+        rec, last_rec = self._usage.overlay(memory_id, rec, last_rec)
         return Record(
             id=memory_id,
             scope=self._scope_of(scope_id),
@@ -687,25 +684,14 @@ class SqliteRealmStore:
             return {row[0]: self._row_to_record(row) for row in rows}
 
     def mark_recalled(self, memory_ids: Iterable[str], at_ms: int) -> None:
-        """Count an explicit recall of each record.
-
-        Usage counters are statistics, not acknowledged writes: they are kept in memory (every
-        read of this store sees them) and written back with the next write transaction, in a
-        quiet spell by the background thread, before a panel read, or once
-        :data:`USAGE_FLUSH_THRESHOLD` records are pending. A recall therefore costs no commit
-        (with ``durability = "power"`` that would be an fsync per recall); a ``kill -9`` can
-        lose the increments of the last moments, never a record.
-        """
+        """Count an explicit recall of each record: in memory, written back later (usage.py)."""
         with self._lock:
-            usage = self._usage
-            for memory_id in memory_ids:
-                count, _ = usage.get(memory_id, (0, 0))
-                usage[memory_id] = (count + 1, at_ms)
-            if not usage:
+            self._usage.add(memory_ids, at_ms)
+            if not self._usage:
                 return
             self._last_write_s = time.monotonic()
             self._indexer.nudge()
-            if len(usage) >= USAGE_FLUSH_THRESHOLD:
+            if len(self._usage) >= USAGE_FLUSH_THRESHOLD:
                 self.flush_usage()
 
     def pending_usage(self) -> int:
@@ -717,13 +703,6 @@ class SqliteRealmStore:
             if self._usage:
                 with self._write():
                     pass  # _write() writes pending usage back before every commit
-
-    def _write_usage(self, db: sqlite3.Connection) -> None:
-        db.executemany(
-            "UPDATE records SET explicit_recall_count = explicit_recall_count + ?, last_recalled_at_ms = ? "
-            "WHERE id = ?",
-            [(count, at_ms, memory_id) for memory_id, (count, at_ms) in self._usage.items()],
-        )
 
     def record_injections(self, rows: Sequence[InjectionRow]) -> None:
         if not rows:
