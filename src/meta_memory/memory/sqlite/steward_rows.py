@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..records import Record, Scope, ScopeKind, content_hash
+from .rows import dumps
 from .store import SqliteRealmStore
 
 __all__ = [
@@ -47,10 +48,6 @@ __all__ = [
 ]
 
 STAGE_TOKEN_TTL_MS = 24 * 3600 * 1000
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 # -- the dream queue ----------------------------------------------------------------------------
@@ -253,7 +250,7 @@ def start_run(db: sqlite3.Connection, run_id: str, partition: str, now: int) -> 
 def finish_run(db: sqlite3.Connection, run_id: str, now: int, ops: int, detail: dict[str, Any]) -> None:
     db.execute(
         "UPDATE dream_runs SET completed_at_ms = ?, ops_committed = ?, detail = ? WHERE run_id = ?",
-        (now, ops, _dumps(detail), run_id),
+        (now, ops, dumps(detail), run_id),
     )
 
 
@@ -355,7 +352,7 @@ def pending_promotion_for(db: sqlite3.Connection, source_id: str) -> PromotionRo
 def insert_promotion(db: sqlite3.Connection, row: PromotionRow, staged: dict[str, Any]) -> None:
     db.execute(
         "INSERT INTO stage_batches (stage_token, batch, created_at_ms) VALUES (?, ?, ?)",
-        (row.stage_token, _dumps(staged), row.created_at_ms),
+        (row.stage_token, dumps(staged), row.created_at_ms),
     )
     db.execute(
         f"INSERT INTO promotions ({_PROMOTION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -20,7 +20,6 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,20 +28,17 @@ from ...errors import InternalError, StoreCorrupt, WriteRefused
 from ..recall.analyzer import ANALYZER_VERSION
 from ..records import (
     Author,
-    Provenance,
     Record,
-    RecordKind,
     Scope,
     ScopeKind,
     Status,
-    Trust,
-    Usage,
 )
 from ..store import CommitResult, InjectionRow
 from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch
 from .checkpoint import Checkpointer
 from .indexing import WATERMARK_KEY, BackgroundIndexer, IndexBacklog, backlog_size
 from .migrations import migrate
+from .rows import INSERT_RECORD, RECORD_COLUMNS, dumps, record_from_row, record_values, wire_json
 from .term_index import SqliteTermIndex
 from .usage import FLUSH_THRESHOLD as USAGE_FLUSH_THRESHOLD
 from .usage import PendingUsage
@@ -52,42 +48,6 @@ __all__ = ["SqliteRealmStore"]
 _log = logging.getLogger(__name__)
 
 INDEX_FLUSH_THRESHOLD = 512
-
-_RECORD_COLUMNS = (
-    "doc, id, scope_id, kind, title, description, body, tags, provenance, trust, status, superseded_by, "
-    "quarantine_reason, supersedes, derived_from, ever_quarantined, working_set_rank, content_hash, "
-    "created_at_ms, updated_at_ms, injected_count, last_injected_at_ms, explicit_recall_count, "
-    "last_recalled_at_ms, judged_useful_count, last_useful_at_ms"
-)
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def _dumps_list(values: Sequence[str]) -> str:
-    return _dumps(list(values)) if values else "[]"
-
-
-_KINDS = {kind.value: kind for kind in RecordKind}
-_TRUSTS = {trust.value: trust for trust in Trust}
-_STATUSES = {status.value: status for status in Status}
-
-
-def _loads_tuple(text: str) -> tuple[str, ...]:
-    return () if text == "[]" else tuple(json.loads(text))
-
-
-@lru_cache(maxsize=1024)
-def _provenance_from(text: str) -> Provenance:
-    """Stored provenance JSON -> Provenance (immutable, so one object serves every equal row)."""
-    return Provenance.from_wire(json.loads(text))
-
-
-@lru_cache(maxsize=1024)
-def _wire_json(value: Author | Provenance) -> str:
-    """The stored JSON of an author or provenance: a handful of distinct values carry most writes."""
-    return _dumps(value.to_wire())
 
 
 class SqliteRealmStore:
@@ -364,7 +324,7 @@ class SqliteRealmStore:
         if scope_id is None:
             return None
         row = self._db.execute(
-            f"SELECT {_RECORD_COLUMNS} FROM records WHERE scope_id = ? AND content_hash = ? AND status = 'active' "
+            f"SELECT {RECORD_COLUMNS} FROM records WHERE scope_id = ? AND content_hash = ? AND status = 'active' "
             "LIMIT 1",
             (scope_id, record.content_hash),
         ).fetchone()
@@ -373,32 +333,7 @@ class SqliteRealmStore:
     def _create(self, db: sqlite3.Connection, r: Record, now: int) -> Record:
         scope_id = self._scope_id(r.scope, create=True)
         assert scope_id is not None
-        cur = db.execute(
-            "INSERT INTO records (id, scope_id, kind, title, description, body, tags, provenance, trust, status, "
-            "superseded_by, quarantine_reason, supersedes, derived_from, ever_quarantined, working_set_rank, "
-            "content_hash, doc_len, created_at_ms, updated_at_ms) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
-            (
-                r.id,
-                scope_id,
-                r.kind.value,
-                r.title,
-                r.description,
-                r.body,
-                _dumps_list(r.tags),
-                _wire_json(r.provenance),
-                r.trust.value,
-                r.status.value,
-                r.quarantine_reason,
-                r.supersedes,
-                _dumps_list(r.derived_from),
-                int(r.ever_quarantined or r.status is Status.QUARANTINED),
-                r.working_set_rank,
-                r.content_hash,
-                r.created_at_ms,
-                r.updated_at_ms,
-            ),
-        )
+        cur = db.execute(INSERT_RECORD, record_values(r, scope_id))
         doc = cur.lastrowid
         assert doc is not None
         if r.status is Status.ACTIVE:
@@ -452,7 +387,7 @@ class SqliteRealmStore:
             detail["review"] = review
         cur = db.execute(
             "INSERT INTO audit (at_ms, op, record_id, author, detail) VALUES (?, ?, ?, ?, ?)",
-            (now, op, record_id, _wire_json(batch.author), _dumps(detail)),
+            (now, op, record_id, wire_json(batch.author), dumps(detail)),
         )
         assert cur.lastrowid is not None
         return cur.lastrowid
@@ -485,8 +420,8 @@ class SqliteRealmStore:
                     title,
                     description,
                     body,
-                    _dumps(list(tags)),
-                    _dumps(author.to_wire()),
+                    dumps(list(tags)),
+                    dumps(author.to_wire()),
                     int(tainted),
                     now,
                     now,
@@ -497,8 +432,8 @@ class SqliteRealmStore:
                 (
                     now,
                     proposal_id,
-                    _dumps(author.to_wire()),
-                    _dumps(
+                    dumps(author.to_wire()),
+                    dumps(
                         {
                             "op": "propose",
                             "author": author.to_wire(),
@@ -578,7 +513,7 @@ class SqliteRealmStore:
         """An audit row for a record the import skipped (nothing else was written)."""
         db.execute(
             "INSERT INTO audit (at_ms, op, record_id, author, detail) VALUES (?, 'import_skipped', ?, ?, ?)",
-            (now, record_id, _dumps(author.to_wire()), _dumps({"op": "import_skipped", **detail})),
+            (now, record_id, dumps(author.to_wire()), dumps({"op": "import_skipped", **detail})),
         )
 
     def forget(self, scope: Scope, memory_id: str, author: Author) -> bool:
@@ -594,60 +529,10 @@ class SqliteRealmStore:
     # -- reads ----------------------------------------------------------------------------------
 
     def _row_to_record(self, row: Sequence[Any]) -> Record:
-        (
-            _doc,
-            memory_id,
-            scope_id,
-            kind,
-            title,
-            description,
-            body,
-            tags,
-            provenance,
-            trust,
-            status,
-            superseded_by,
-            quarantine_reason,
-            supersedes,
-            derived_from,
-            ever_quarantined,
-            rank,
-            chash,
-            created,
-            updated,
-            inj,
-            last_inj,
-            rec,
-            last_rec,
-            useful,
-            last_useful,
-        ) = row
-        rec, last_rec = self._usage.overlay(memory_id, rec, last_rec)
-        return Record(
-            id=memory_id,
-            scope=self._scope_of(scope_id),
-            kind=_KINDS[kind],
-            title=title,
-            description=description,
-            body=body,
-            tags=_loads_tuple(tags),
-            provenance=_provenance_from(provenance),
-            trust=_TRUSTS[trust],
-            status=_STATUSES[status],
-            created_at_ms=created,
-            updated_at_ms=updated,
-            content_hash=chash,
-            supersedes=supersedes,
-            derived_from=_loads_tuple(derived_from),
-            ever_quarantined=bool(ever_quarantined),
-            superseded_by=superseded_by,
-            quarantine_reason=quarantine_reason,
-            working_set_rank=rank,
-            usage=Usage(inj, last_inj, rec, last_rec, useful, last_useful),
-        )
+        return record_from_row(row, self._scope_of, self._usage)
 
     def _get(self, memory_id: str) -> Record | None:
-        row = self._db.execute(f"SELECT {_RECORD_COLUMNS} FROM records WHERE id = ?", (memory_id,)).fetchone()
+        row = self._db.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE id = ?", (memory_id,)).fetchone()
         return self._row_to_record(row) if row else None
 
     def get(self, memory_id: str) -> Record | None:
@@ -660,7 +545,7 @@ class SqliteRealmStore:
             if scope_id is None:
                 return []
             rows = self._db.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM records WHERE scope_id = ? AND status = 'active' "
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE scope_id = ? AND status = 'active' "
                 "ORDER BY updated_at_ms DESC, created_at_ms DESC, id DESC LIMIT ?",
                 (scope_id, limit),
             ).fetchall()
@@ -679,7 +564,7 @@ class SqliteRealmStore:
         with self._lock:
             marks = ",".join("?" * len(docs))
             rows = self._db.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM records WHERE doc IN ({marks})", list(docs)
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE doc IN ({marks})", list(docs)
             )
             return {row[0]: self._row_to_record(row) for row in rows}
 
