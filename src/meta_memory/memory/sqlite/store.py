@@ -265,7 +265,7 @@ class SqliteRealmStore:
         return self._pending_index
 
     def quiet_for(self) -> float:
-        """Seconds since a write last added to the backlog."""
+        """Seconds since the last write that left upkeep behind, or the last recall."""
         return time.monotonic() - self._last_write_s
 
     def flush_index(self) -> int:
