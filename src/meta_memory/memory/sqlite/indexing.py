@@ -13,28 +13,24 @@ The index (``postings``, one row per scope, term and active record, plus the per
 :meth:`IndexBacklog.apply` brings the index up to date inside a write transaction: queued
 operations in order, then the new records in one sorted batch. The store applies it before
 any read of the index (a record is recallable as soon as ``remember`` returns), inline once the
-backlog grows long, and in quiet spells on :class:`BackgroundIndexer`'s thread; because the
+backlog grows long, and in quiet spells by :class:`BackgroundIndexer` on the shared upkeep thread; because the
 backlog is rows in the same file, a crash loses none of it.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
-import threading
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..recall.analyzer import AnalyzedRecord, analyze_record
+from .upkeep import UpkeepWorker
 
 if TYPE_CHECKING:
     from .store import SqliteRealmStore
 
 __all__ = ["WATERMARK_KEY", "BackgroundIndexer", "IndexBacklog", "backlog_size", "read_watermark"]
-
-_log = logging.getLogger(__name__)
 
 WATERMARK_KEY = "indexed_upto"
 
@@ -167,51 +163,49 @@ class IndexBacklog:
 
 
 class BackgroundIndexer:
-    """Applies a realm file's deferred upkeep on a daemon thread while the realm is quiet.
+    """Applies a realm file's deferred upkeep, as an upkeep task, while the realm is quiet.
 
     Agents write in bursts: a turn stores a few records, then the realm is idle for seconds.
-    Once no write or recall has come for :attr:`QUIET_S`, this thread applies the index backlog
-    in short transactions (:attr:`CHUNK` records each), so the next recall finds the index up to
-    date instead of paying for it, and writes back pending usage counters. Under sustained load
-    it stays out of the way (one interpreter: competing with the request thread would slow both);
-    the store's inline thresholds bound the backlog then, and every read applies what remains
-    first, so read-your-writes always holds.
+    Once no write or recall has come for :attr:`QUIET_S`, this task applies the index backlog in
+    short transactions (:attr:`CHUNK` records each, rescheduling itself between them so other
+    realms' upkeep runs too), so the next recall finds the index up to date instead of paying
+    for it, and writes back pending usage counters. Under sustained load it stays out of the way
+    (one interpreter: competing with the request thread would slow both); the store's inline
+    thresholds bound the backlog then, and every read applies what remains first, so
+    read-your-writes always holds.
     """
 
     CHUNK = 64
     QUIET_S = 0.02
 
-    def __init__(self, store: SqliteRealmStore, path: Path) -> None:
+    def __init__(self, store: SqliteRealmStore, *, worker: UpkeepWorker | None = None) -> None:
         self._store = store
-        self._wake = threading.Event()
-        self._stop = False
-        self._thread = threading.Thread(target=self._run, name=f"meta-index:{path.name}", daemon=True)
-        self._thread.start()
+        self._worker = worker or UpkeepWorker.shared()
+        self._closed = False
 
     def nudge(self) -> None:
-        """There is (more) deferred work."""
-        self._wake.set()
+        """There is (more) deferred work: look again once the realm may be quiet."""
+        if not self._closed:
+            self._worker.schedule(self, self.QUIET_S)
 
     def close(self) -> None:
-        self._stop = True
-        self._wake.set()
-        self._thread.join(timeout=30)
+        self._closed = True
+        self._worker.cancel(self)
 
-    def _pending(self) -> bool:
-        return bool(self._store.backlog() or self._store.pending_usage())
-
-    def _run(self) -> None:
+    def run_upkeep(self) -> None:
         store = self._store
-        while True:
-            self._wake.wait(self.QUIET_S if self._pending() else None)  # an idle realm costs nothing
-            self._wake.clear()
-            if self._stop:
-                return
-            try:
-                while not self._stop and self._pending() and store.quiet_for() >= self.QUIET_S:
-                    if store.backlog():
-                        store.apply_backlog(self.CHUNK)
-                    else:
-                        store.flush_usage()
-            except Exception as exc:  # logged; reads and the inline thresholds still do the work
-                _log.warning("background upkeep of %s failed: %s", store.path, exc)
+        if self._closed or not (store.backlog() or store.pending_usage()):
+            return
+        quiet = store.quiet_for()
+        if quiet < self.QUIET_S:
+            self._worker.schedule(self, self.QUIET_S - quiet)
+            return
+        if store.backlog():
+            store.apply_backlog(self.CHUNK)
+        else:
+            store.flush_usage()
+        if store.backlog() or store.pending_usage():
+            self._worker.schedule(self)  # the next chunk, after whatever else is due
+
+    def __repr__(self) -> str:
+        return f"BackgroundIndexer({self._store.path.name})"

@@ -3,11 +3,11 @@
 Every write runs ``BEGIN IMMEDIATE`` → the one validator (reading inside the same
 transaction) → apply → one audit row per op → ``COMMIT``. The recall index (postings of
 active records, per scope) is derived data kept just behind the writes (indexing.py): a
-write leaves a backlog row or nothing, the backlog is applied in batches, in quiet spells by
-a background thread, and always before the index is read, so a record is recallable as soon
-as ``remember`` returns. Durability "process" (the default) keeps WAL with
+write leaves a backlog row or nothing, the backlog is applied in batches, in quiet spells
+on the shared upkeep thread (upkeep.py), and always before the index is read, so a record is
+recallable as soon as ``remember`` returns. Durability "process" (the default) keeps WAL with
 ``synchronous=NORMAL``: a commit is in the OS before the reply, so ``kill -9`` loses nothing;
-"power" adds an fsync per commit. WAL checkpoints run on a background thread (checkpoint.py).
+"power" adds an fsync per commit. WAL checkpoints run on the upkeep thread too (checkpoint.py).
 """
 
 from __future__ import annotations
@@ -88,14 +88,14 @@ class SqliteRealmStore:
             self._reindex_if_analyzer_changed()
             self._pending_index = backlog_size(self._db)
             self._db.execute("SELECT count(*) FROM records WHERE doc < 0").fetchone()
-            # Checkpoints run on a background thread (see checkpoint.py), not inside a commit.
+            # Checkpoints run on the upkeep thread (see checkpoint.py), not inside a commit.
             self._db.execute("PRAGMA wal_autocheckpoint = 0")
         except (sqlite3.DatabaseError, RuntimeError) as exc:
             self._db.close()
             raise StoreCorrupt(f"realm file {path} cannot be read as a realm store: {exc}") from exc
         self._last_write_s = time.monotonic()
         self._checkpointer = Checkpointer(path)
-        self._indexer = BackgroundIndexer(self, path)
+        self._indexer = BackgroundIndexer(self)
         if self._pending_index:
             self._indexer.nudge()
 

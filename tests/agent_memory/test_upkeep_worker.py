@@ -1,0 +1,139 @@
+"""The shared upkeep worker (memory/sqlite/upkeep.py): one thread for every realm file's deferred
+upkeep, tasks run when due and one at a time, a cancelled task never runs again, a failing task
+does not stop the others."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from meta_memory.clock import ManualClock
+from meta_memory.memory.records import (
+    APPLICATION,
+    Provenance,
+    Record,
+    RecordKind,
+    Scope,
+    Status,
+    Trust,
+    content_hash,
+)
+from meta_memory.memory.sqlite.store import SqliteRealmStore
+from meta_memory.memory.sqlite.upkeep import UpkeepWorker
+from meta_memory.memory.validator import CreateOp, WriteBatch
+
+
+def _eventually(predicate: Callable[[], bool], timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.005)
+    return predicate()
+
+
+class _Task:
+    def __init__(self, name: str, log: list[str], action: Callable[[], None] | None = None) -> None:
+        self.name = name
+        self.log = log
+        self.action = action
+
+    def run_upkeep(self) -> None:
+        self.log.append(self.name)
+        if self.action is not None:
+            self.action()
+
+
+def test_tasks_run_when_due_in_due_order() -> None:
+    worker = UpkeepWorker()
+    log: list[str] = []
+    late, early = _Task("late", log), _Task("early", log)
+    worker.schedule(late, 0.2)
+    worker.schedule(early, 0.05)
+    assert _eventually(lambda: len(log) == 2)
+    assert log == ["early", "late"]
+
+
+def test_scheduling_again_only_ever_moves_a_task_earlier_and_runs_it_once() -> None:
+    worker = UpkeepWorker()
+    log: list[str] = []
+    task = _Task("t", log)
+    worker.schedule(task, 0.05)
+    worker.schedule(task, 10.0)  # later: ignored
+    worker.schedule(task, 0.05)
+    assert _eventually(lambda: log == ["t"])
+    time.sleep(0.1)
+    assert log == ["t"]
+
+
+def test_cancel_waits_for_a_running_task_and_drops_its_schedule() -> None:
+    worker = UpkeepWorker()
+    log: list[str] = []
+    started, release = threading.Event(), threading.Event()
+
+    def block() -> None:
+        started.set()
+        release.wait(5)
+        log.append("finished")
+
+    slow = _Task("slow", log, block)
+    worker.schedule(slow)
+    assert started.wait(5)
+    worker.schedule(slow, 0.05)  # would run again after this run
+    cancelled = threading.Event()
+    canceller = threading.Thread(target=lambda: (worker.cancel(slow), cancelled.set()))
+    canceller.start()
+    time.sleep(0.05)
+    assert not cancelled.is_set()  # still running: cancel waits
+    release.set()
+    canceller.join(5)
+    assert cancelled.is_set() and log == ["slow", "finished"]
+    time.sleep(0.15)
+    assert log == ["slow", "finished"]  # the pending schedule was dropped
+
+
+def test_a_failing_task_does_not_stop_the_worker() -> None:
+    worker = UpkeepWorker()
+    log: list[str] = []
+
+    def boom() -> None:
+        raise RuntimeError("disk on fire")
+
+    worker.schedule(_Task("bad", log, boom))
+    worker.schedule(_Task("good", log), 0.02)
+    assert _eventually(lambda: log == ["bad", "good"])
+
+
+def test_many_realm_files_share_one_upkeep_thread(tmp_path: Path) -> None:
+    """Each open realm file used to own two threads; now every file's upkeep runs on one."""
+    clock = ManualClock(1_700_000_000_000)
+    before = {t.ident for t in threading.enumerate()}
+    stores = [SqliteRealmStore(tmp_path / f"realm-{n}.sqlite3", f"realm-{n}", clock=clock) for n in range(12)]
+    try:
+        for n, store in enumerate(stores):
+            scope = Scope.identity(store.realm, "alice")
+            record = Record(
+                id=f"mem-{n}",
+                scope=scope,
+                kind=RecordKind.FACT,
+                title="Deploys",
+                description="",
+                body=f"Deploy window number {n} is Tuesday.",
+                tags=(),
+                provenance=Provenance(APPLICATION),
+                trust=Trust.AGENT_OBSERVED,
+                status=Status.ACTIVE,
+                created_at_ms=clock.now_ms(),
+                updated_at_ms=clock.now_ms(),
+                content_hash=content_hash("Deploys", f"Deploy window number {n} is Tuesday."),
+            )
+            store.commit(WriteBatch(store.realm, APPLICATION, (CreateOp(record),)))
+        new_threads = [t for t in threading.enumerate() if t.ident not in before]
+        assert [t.name for t in new_threads] in ([], ["meta-upkeep"])
+        # ... and that one thread applies every file's backlog once the files are quiet.
+        assert _eventually(lambda: all(store.backlog() == 0 for store in stores))
+    finally:
+        for store in stores:
+            store.close()
