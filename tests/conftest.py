@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,22 @@ def runtime(state_dir: Path, clock: ManualClock) -> Iterator[MetaRuntime]:
     rt = MetaRuntime.open(state_dir, load_config_dict(DEFAULT_CONFIG), clock=clock)
     yield rt
     rt.close()
+
+
+def _eventually(condition: Callable[[], bool], timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+@pytest.fixture
+def eventually() -> Callable[..., bool]:
+    """``eventually(condition, timeout_s=5.0)``: poll until background work makes ``condition``
+    true; False if it never does (a bound on waiting, not a timing assertion)."""
+    return _eventually
 
 
 @pytest.fixture

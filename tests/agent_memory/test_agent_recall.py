@@ -4,7 +4,6 @@ contextual filtering, parameter errors and usage counters. (Ranking quality is t
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -191,15 +190,6 @@ def _usage_in_file(handle: MetaHandle, memory_id: str) -> tuple[int, int | None]
     return row[0], row[1]
 
 
-def _eventually(predicate: Callable[[], bool], timeout_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
-
-
 def test_recall_usage_is_written_back_with_the_next_write(handle: MetaHandle, clock: ManualClock) -> None:
     """A recall costs no commit of its own: its counters ride on the next write transaction."""
     coffee = handle.remember_agent_memory("alice", title="Coffee", body="Espresso grinder setting 12.")
@@ -209,12 +199,14 @@ def test_recall_usage_is_written_back_with_the_next_write(handle: MetaHandle, cl
     assert _usage_in_file(handle, coffee.memory_id) == (1, clock.now_ms())
 
 
-def test_recall_usage_is_written_back_in_a_quiet_spell(handle: MetaHandle, clock: ManualClock) -> None:
+def test_recall_usage_is_written_back_in_a_quiet_spell(
+    handle: MetaHandle, eventually: Callable[..., bool]
+) -> None:
     """With no write to carry them, the background thread writes pending counters once the realm is quiet."""
     coffee = handle.remember_agent_memory("alice", title="Coffee", body="Espresso grinder setting 12.")
     handle.recall_agent_memory("alice", query_text="espresso")
     handle.recall_agent_memory("alice", query_text="grinder")
-    assert _eventually(lambda: _usage_in_file(handle, coffee.memory_id)[0] == 2)
+    assert eventually(lambda: _usage_in_file(handle, coffee.memory_id)[0] == 2)
 
 
 def test_recall_usage_survives_a_clean_restart(open_handle: Callable[[], MetaHandle]) -> None:

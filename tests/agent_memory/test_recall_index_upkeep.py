@@ -13,7 +13,6 @@ import json
 import shutil
 import sqlite3
 import tempfile
-import time
 from collections.abc import Callable, Collection, Iterable
 from contextlib import closing
 from dataclasses import dataclass
@@ -209,15 +208,6 @@ def make(
 
 def write(store: SqliteRealmStore, *ops: CreateOp | TombstoneOp) -> None:
     store.commit(WriteBatch(REALM, APPLICATION, ops))
-
-
-def wait_until(condition: Callable[[], bool], timeout_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 # -- 1. the rules hold under any sequence of writes, partial applies and restarts -----------------
@@ -461,9 +451,9 @@ def test_a_schema_4_file_left_with_a_backlog_is_indexed_exactly_after_the_upgrad
 
 
 def test_the_background_indexer_applies_the_backlog_once_writes_go_quiet(
-    tmp_path: Path, clock: ManualClock
+    tmp_path: Path, clock: ManualClock, eventually: Callable[..., bool]
 ) -> None:
-    """With no read of the index and no flush, the daemon thread applies the whole backlog (new
+    """With no read of the index and no flush, the upkeep thread applies the whole backlog (new
     records in several chunks, then a queued removal) once no write has come for a moment."""
     path = tmp_path / "r.sqlite3"
     store = SqliteRealmStore(path, REALM, clock=clock)
@@ -475,13 +465,13 @@ def test_the_background_indexer_applies_the_backlog_once_writes_go_quiet(
         )
         for n in range(3):
             write(store, CreateOp(make(clock, f"b{n}", "bob", f"Kettle {n}", "By the harbor.")))
-        assert wait_until(lambda: store.backlog() == 0), f"backlog still {store.backlog()} after 5 s"
+        assert eventually(lambda: store.backlog() == 0), f"backlog still {store.backlog()} after 5 s"
         state = assert_fully_indexed(store, path)
         assert state.scope_stats[state.scope_ids["alice"]][0] == notes
         assert state.scope_stats[state.scope_ids["bob"]][0] == 3
 
         assert store.forget(Scope.identity(REALM, "alice"), "a7", APPLICATION)  # a queued removal
-        assert wait_until(lambda: store.backlog() == 0), f"backlog still {store.backlog()} after 5 s"
+        assert eventually(lambda: store.backlog() == 0), f"backlog still {store.backlog()} after 5 s"
         state = assert_fully_indexed(store, path)
         assert state.scope_stats[state.scope_ids["alice"]][0] == notes - 1
     finally:
@@ -557,7 +547,7 @@ def records_in_main_file(realm_file: Path, tmp_path: Path) -> int:
 
 
 def test_the_checkpoint_thread_moves_writes_into_the_main_file_without_a_close(
-    tmp_path: Path, clock: ManualClock
+    tmp_path: Path, clock: ManualClock, eventually: Callable[..., bool]
 ) -> None:
     """The writer never checkpoints inline (``wal_autocheckpoint = 0``): a WAL past SQLite's
     automatic 1,000 pages in fewer than ``NUDGE_EVERY`` transactions leaves the main file
@@ -590,7 +580,7 @@ def test_the_checkpoint_thread_moves_writes_into_the_main_file_without_a_close(
                 return False
             return seen[-1] > 0
 
-        assert wait_until(checkpointed), "no record reached the main file within 5 s"
+        assert eventually(checkpointed), "no record reached the main file within 5 s"
         assert seen[-1] <= 4 * heavy + NUDGE_EVERY
         assert wal.exists()  # still open: it was the thread, not a close
     finally:

@@ -25,15 +25,6 @@ from meta_memory.memory.sqlite.upkeep import UpkeepWorker
 from meta_memory.memory.validator import CreateOp, WriteBatch
 
 
-def _eventually(predicate: Callable[[], bool], timeout_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.005)
-    return predicate()
-
-
 class _Task:
     def __init__(self, name: str, log: list[str], action: Callable[[], None] | None = None) -> None:
         self.name = name
@@ -46,24 +37,26 @@ class _Task:
             self.action()
 
 
-def test_tasks_run_when_due_in_due_order() -> None:
+def test_tasks_run_when_due_in_due_order(eventually: Callable[..., bool]) -> None:
     worker = UpkeepWorker()
     log: list[str] = []
     late, early = _Task("late", log), _Task("early", log)
     worker.schedule(late, 0.2)
     worker.schedule(early, 0.05)
-    assert _eventually(lambda: len(log) == 2)
+    assert eventually(lambda: len(log) == 2)
     assert log == ["early", "late"]
 
 
-def test_scheduling_again_only_ever_moves_a_task_earlier_and_runs_it_once() -> None:
+def test_scheduling_again_only_ever_moves_a_task_earlier_and_runs_it_once(
+    eventually: Callable[..., bool],
+) -> None:
     worker = UpkeepWorker()
     log: list[str] = []
     task = _Task("t", log)
     worker.schedule(task, 0.05)
     worker.schedule(task, 10.0)  # later: ignored
     worker.schedule(task, 0.05)
-    assert _eventually(lambda: log == ["t"])
+    assert eventually(lambda: log == ["t"])
     time.sleep(0.1)
     assert log == ["t"]
 
@@ -94,7 +87,7 @@ def test_cancel_waits_for_a_running_task_and_drops_its_schedule() -> None:
     assert log == ["slow", "finished"]  # the pending schedule was dropped
 
 
-def test_a_failing_task_does_not_stop_the_worker() -> None:
+def test_a_failing_task_does_not_stop_the_worker(eventually: Callable[..., bool]) -> None:
     worker = UpkeepWorker()
     log: list[str] = []
 
@@ -103,10 +96,10 @@ def test_a_failing_task_does_not_stop_the_worker() -> None:
 
     worker.schedule(_Task("bad", log, boom))
     worker.schedule(_Task("good", log), 0.02)
-    assert _eventually(lambda: log == ["bad", "good"])
+    assert eventually(lambda: log == ["bad", "good"])
 
 
-def test_many_realm_files_share_one_upkeep_thread(tmp_path: Path) -> None:
+def test_many_realm_files_share_one_upkeep_thread(tmp_path: Path, eventually: Callable[..., bool]) -> None:
     """Each open realm file used to own two threads; now every file's upkeep runs on one."""
     clock = ManualClock(1_700_000_000_000)
     before = {t.ident for t in threading.enumerate()}
@@ -133,7 +126,7 @@ def test_many_realm_files_share_one_upkeep_thread(tmp_path: Path) -> None:
         new_threads = [t for t in threading.enumerate() if t.ident not in before]
         assert [t.name for t in new_threads] in ([], ["meta-upkeep"])
         # ... and that one thread applies every file's backlog once the files are quiet.
-        assert _eventually(lambda: all(store.backlog() == 0 for store in stores))
+        assert eventually(lambda: all(store.backlog() == 0 for store in stores))
     finally:
         for store in stores:
             store.close()
