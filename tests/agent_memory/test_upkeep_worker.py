@@ -4,10 +4,13 @@ does not stop the others."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from meta_memory.clock import ManualClock
 from meta_memory.memory.records import (
@@ -130,3 +133,29 @@ def test_many_realm_files_share_one_upkeep_thread(tmp_path: Path, eventually: Ca
     finally:
         for store in stores:
             store.close()
+
+
+# Python 3.12+ warns on fork() in a process with threads; the child here touches none of them.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_child_gets_an_upkeep_thread_of_its_own() -> None:
+    """After fork the parent's thread does not exist in the child; the child's first use starts one."""
+    parent = UpkeepWorker.shared()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report whether a scheduled task runs, then leave without cleanup
+        ran = threading.Event()
+
+        class _Probe:
+            def run_upkeep(self) -> None:
+                ran.set()
+
+        worker = UpkeepWorker.shared()
+        worker.schedule(_Probe())
+        os.write(write, b"1" if ran.wait(5) and worker is not parent else b"0")
+        os._exit(0)
+    os.close(write)
+    try:
+        assert os.read(read, 1) == b"1"
+    finally:
+        os.close(read)
+        os.waitpid(pid, 0)

@@ -13,6 +13,7 @@ backlog inline past a threshold, and every read applies what remains first.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from typing import ClassVar, Protocol
@@ -41,6 +42,12 @@ class UpkeepWorker:
             if cls._shared is None:
                 cls._shared = cls()
             return cls._shared
+
+    @classmethod
+    def _forget_shared(cls) -> None:
+        # A forked child has no copy of the parent's thread: it starts its own on first use.
+        cls._shared = None
+        cls._shared_lock = threading.Lock()
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
@@ -92,3 +99,6 @@ class UpkeepWorker:
                 with self._cond:
                     self._running = None
                     self._cond.notify_all()
+
+
+os.register_at_fork(after_in_child=UpkeepWorker._forget_shared)
