@@ -352,6 +352,52 @@ def bench_remember_stdio(n: int, durability: str) -> tuple[float, float, float]:
         return rate, size / n, rss
 
 
+def bench_burst_then_recall(
+    bursts: tuple[int, ...], rounds: int = 5
+) -> list[tuple[int, float, float, float]]:
+    """Recall latency right after a burst of remembers, against after a quiet spell.
+
+    For each burst size: (size, median ms of a recall sent right after the burst's last reply, which
+    applies the backlog first; median ms of one sent after 100 ms of quiet, when the upkeep thread
+    has applied it; median ms of a recall with no backlog at all, the baseline).
+    """
+    out = []
+    corpus = Corpus(seed=13)
+    with tempfile.TemporaryDirectory(dir=OUT) as tmp:
+        gw = StdioGateway(Path(tmp) / "state", write_config(Path(tmp), "process"))
+        recall = {"identity": "agent:burst", "realm": "bench", "query_text": ""}
+
+        def burst(n: int) -> str:
+            texts = [corpus.record_text() for _ in range(n)]
+            for title, body in texts:
+                gw.call(
+                    "meta/agent_memory/remember",
+                    {"identity": "agent:burst", "realm": "bench", "title": title, "body": body},
+                )
+            return " ".join(texts[-1][1].split()[:4])
+
+        burst(2_000)  # an identity with some history
+        gw.call("meta/agent_memory/recall", {**recall, "query_text": "warm up"})
+        for size in bursts:
+            hot, quiet, idle = [], [], []
+            for _ in range(rounds):
+                query = burst(size)
+                t0 = time.perf_counter()
+                gw.call("meta/agent_memory/recall", {**recall, "query_text": query})
+                hot.append((time.perf_counter() - t0) * 1000)
+                query = burst(size)
+                time.sleep(0.1)
+                t0 = time.perf_counter()
+                gw.call("meta/agent_memory/recall", {**recall, "query_text": query})
+                quiet.append((time.perf_counter() - t0) * 1000)
+                t0 = time.perf_counter()
+                gw.call("meta/agent_memory/recall", {**recall, "query_text": query})
+                idle.append((time.perf_counter() - t0) * 1000)
+            out.append((size, statistics.median(hot), statistics.median(quiet), statistics.median(idle)))
+        gw.close()
+    return out
+
+
 def bench_bare_sqlite(n: int, durability: str) -> float:
     with tempfile.TemporaryDirectory(dir=OUT) as tmp:
         db = sqlite3.connect(Path(tmp) / "bare.sqlite3", isolation_level=None)
@@ -452,6 +498,13 @@ def main() -> None:
             f"{statistics.median(sizes):,.0f}",
             f"{max(rsses):.0f}",
         )
+    console.print(table)
+
+    table = Table(title="recall over stdio right after a burst of remembers (median of 5 per size)")
+    for col in ("burst", "recall at once ms", "after 100 ms quiet ms", "no backlog ms (baseline)"):
+        table.add_column(col, justify="right")
+    for size, hot, quiet, idle in bench_burst_then_recall((10, 100, 500)):
+        table.add_row(f"{size:,}", f"{hot:.1f}", f"{quiet:.1f}", f"{idle:.1f}")
     console.print(table)
     fixture_bytes = sum(p.stat().st_size for p in fixture.parent.glob(fixture.name + "*"))
     console.print(
