@@ -7,15 +7,45 @@ protocol without touching its callers. No SQL appears outside a store implementa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from .recall.index import TermIndex
 from .records import Author, Record, Scope
 from .validator import WriteBatch
 
-__all__ = ["CommitResult", "InjectionRow", "RealmStore", "RealmStoreFactory"]
+__all__ = ["CommitResult", "HarvestItem", "InjectionRow", "ProposalItem", "RealmStore", "RealmStoreFactory"]
+
+
+@dataclass(frozen=True)
+class ProposalItem:
+    """A pending (or held) proposal for mob or operator scope. Its text is untrusted data."""
+
+    proposal_id: str
+    scope_kind: str
+    scope_key: str
+    kind: str
+    title: str
+    description: str
+    body: str
+    tags: tuple[str, ...]
+    author: Mapping[str, Any]
+    status: str
+    tainted: bool
+    created_at_ms: int
+    duplicate_of: str | None = None
+
+
+@dataclass(frozen=True)
+class HarvestItem:
+    """An exit interview: a retired identity's session and its active identity-scoped records."""
+
+    identity: str
+    session_key: str
+    cause: str
+    retired_at_ms: int
+    records: tuple[Record, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 from ..errors import InvalidParams
 from ..memory.params import parse_optional_name
 from ..memory.records import Record
+from ..memory.store import HarvestItem, ProposalItem
 
 __all__ = [
     "HARVESTS_MAX",
@@ -79,36 +80,6 @@ class QuarantineItem:
 
     record: Record
     duplicate_of: str | None = None
-
-
-@dataclass(frozen=True)
-class ProposalItem:
-    """A pending (or held) proposal for mob or operator scope. Its text is untrusted data."""
-
-    proposal_id: str
-    scope_kind: str
-    scope_key: str
-    kind: str
-    title: str
-    description: str
-    body: str
-    tags: tuple[str, ...]
-    author: Mapping[str, Any]
-    status: str
-    tainted: bool
-    created_at_ms: int
-    duplicate_of: str | None = None
-
-
-@dataclass(frozen=True)
-class HarvestItem:
-    """An exit interview: a retired identity's session and its active identity-scoped records."""
-
-    identity: str
-    session_key: str
-    cause: str
-    retired_at_ms: int
-    records: tuple[Record, ...] = ()
 
 
 @dataclass(frozen=True)

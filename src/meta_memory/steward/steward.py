@@ -42,8 +42,6 @@ from .model import (
     DreamInput,
     DreamReport,
     DreamVerdicts,
-    HarvestItem,
-    ProposalItem,
     QuarantineItem,
 )
 from .promotions import Promotions
@@ -178,28 +176,8 @@ class Steward:
             partition=partition,
             mob=mob,
             quarantined=tuple(QuarantineItem(record, dup) for record, dup in queue.quarantined),
-            proposals=tuple(
-                ProposalItem(
-                    p.proposal_id,
-                    p.scope_kind,
-                    p.scope_key,
-                    p.kind,
-                    p.title,
-                    p.description,
-                    p.body,
-                    p.tags,
-                    p.author,
-                    p.status,
-                    p.tainted,
-                    p.created_at_ms,
-                    p.duplicate_of,
-                )
-                for p in queue.proposals
-            ),
-            harvests=tuple(
-                HarvestItem(h.identity, h.session_key, h.cause, h.retired_at_ms, h.records)
-                for h in queue.harvests
-            ),
+            proposals=queue.proposals,
+            harvests=queue.harvests,
             usage_sample=queue.usage_sample,
             gated_sources=queue.gated_sources,
             operator_scope_active=self._operator_scope_active,

@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..records import Record, Scope, ScopeKind, content_hash
+from ..store import HarvestItem, ProposalItem
 from .rows import dumps
 from .store import SqliteRealmStore
 
 __all__ = [
     "STAGE_TOKEN_TTL_MS",
-    "HarvestRow",
     "PromotionRow",
-    "ProposalRow",
     "QueueLimits",
     "QueueRows",
     "add_audit_verdicts",
@@ -63,42 +62,12 @@ class QueueLimits:
 
 
 @dataclass(frozen=True)
-class ProposalRow:
-    """A pending or held proposal; ``duplicate_of``: an active record of its scope with this content."""
-
-    proposal_id: str
-    scope_kind: str
-    scope_key: str
-    kind: str
-    title: str
-    description: str
-    body: str
-    tags: tuple[str, ...]
-    author: Mapping[str, Any]
-    status: str
-    tainted: bool
-    created_at_ms: int
-    duplicate_of: str | None
-
-
-@dataclass(frozen=True)
-class HarvestRow:
-    """A pending harvest and the retired identity's active records (newest first)."""
-
-    identity: str
-    session_key: str
-    cause: str
-    retired_at_ms: int
-    records: tuple[Record, ...]
-
-
-@dataclass(frozen=True)
 class QueueRows:
     """What waits for a dream. ``quarantined``: each record with the active duplicate of its content."""
 
     quarantined: tuple[tuple[Record, str | None], ...]
-    proposals: tuple[ProposalRow, ...]
-    harvests: tuple[HarvestRow, ...]
+    proposals: tuple[ProposalItem, ...]
+    harvests: tuple[HarvestItem, ...]
     usage_sample: tuple[Record, ...]
     gated_sources: tuple[str, ...]
 
@@ -169,7 +138,7 @@ def gather(
             scope = Scope(ScopeKind(sk), store.realm, key)
             dup = _active_duplicate(store, scope, content_hash(title, body), "")
             proposals.append(
-                ProposalRow(
+                ProposalItem(
                     pid,
                     sk,
                     key,
@@ -193,7 +162,7 @@ def gather(
             (*args, limits.harvests),
         ).fetchall():
             records = store.newest_active(Scope.identity(store.realm, identity), limits.harvest_records)
-            harvests.append(HarvestRow(identity, session_key, cause, retired, tuple(records)))
+            harvests.append(HarvestItem(identity, session_key, cause, retired, tuple(records)))
         usage_ids = [
             row[0]
             for row in db.execute(
