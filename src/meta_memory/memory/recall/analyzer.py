@@ -167,23 +167,13 @@ class AnalyzedRecord:
 
 def _count_into(fields: dict[str, list[int]], text: str, slot: int) -> int:
     """Add the index terms of ``text`` to ``fields[term][slot]``; returns how many there were."""
-    memo = _MEMO
-    stop = STOPWORDS
     n = 0
-    for word in words(text):
-        if len(word) < 2 or word in stop:
-            continue
-        terms = memo.get(word)
-        if terms is None:
-            if len(memo) >= _MEMO_MAX:
-                memo.clear()
-            terms = memo[word] = _word_terms(word)
-        for term in terms:
-            counts = fields.get(term)
-            if counts is None:
-                counts = fields[term] = [0, 0, 0]
-            counts[slot] += 1
-        n += len(terms)
+    for term in _terms(words(text), STOPWORDS):
+        counts = fields.get(term)
+        if counts is None:
+            counts = fields[term] = [0, 0, 0]
+        counts[slot] += 1
+        n += 1
     return n
 
 
