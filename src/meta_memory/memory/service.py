@@ -180,18 +180,8 @@ class AgentMemory:
     def agent_remember(self, draft: AgentDraft, *, quarantine_reason: str | None) -> tuple[Record, bool]:
         """Store an agent's own observation. Returns (record, deduplicated)."""
         author = Author("agent", identity=draft.identity)
-        record = self._new_record(
-            Scope.identity(draft.realm, draft.identity),
-            draft.title,
-            draft.body,
-            draft.tags,
-            author,
-            kind=draft.kind,
-            description=draft.description,
-            verification=draft.verification,
-            evidence=draft.evidence,
-            status=Status.QUARANTINED if quarantine_reason else Status.ACTIVE,
-            quarantine_reason=quarantine_reason,
+        record = self._draft_record(
+            draft, Scope.identity(draft.realm, draft.identity), author, quarantine_reason
         )
         result = self.store(draft.realm).commit(
             WriteBatch(draft.realm, author, (CreateOp(record),)), dedup=True
@@ -209,13 +199,26 @@ class AgentMemory:
             raise WriteRefused(
                 "unknown-record", f"record '{memory_id}' does not belong to the requested scope"
             )
-        record = self._new_record(
+        record = self._draft_record(draft, scope, author, quarantine_reason, supersedes=memory_id)
+        return store.commit(WriteBatch(draft.realm, author, (CreateOp(record),))).records[0]
+
+    def _draft_record(
+        self,
+        draft: AgentDraft,
+        scope: Scope,
+        author: Author,
+        quarantine_reason: str | None,
+        *,
+        supersedes: str | None = None,
+    ) -> Record:
+        """The record an agent's draft becomes: quarantined when the write gate gave a reason."""
+        return self._new_record(
             scope,
             draft.title,
             draft.body,
             draft.tags,
             author,
-            supersedes=memory_id,
+            supersedes=supersedes,
             kind=draft.kind,
             description=draft.description,
             verification=draft.verification,
@@ -223,7 +226,6 @@ class AgentMemory:
             status=Status.QUARANTINED if quarantine_reason else Status.ACTIVE,
             quarantine_reason=quarantine_reason,
         )
-        return store.commit(WriteBatch(draft.realm, author, (CreateOp(record),))).records[0]
 
     def agent_forget(self, identity: str, realm: str, memory_id: str) -> bool:
         return self.store(realm).forget(
