@@ -13,16 +13,7 @@ from pathlib import Path
 import pytest
 
 from meta_memory.clock import ManualClock
-from meta_memory.memory.records import (
-    APPLICATION,
-    Provenance,
-    Record,
-    RecordKind,
-    Scope,
-    Status,
-    Trust,
-    content_hash,
-)
+from meta_memory.memory.records import APPLICATION, Record, Scope
 from meta_memory.memory.sqlite.store import SqliteRealmStore
 from meta_memory.memory.sqlite.upkeep import UpkeepWorker
 from meta_memory.memory.validator import CreateOp, WriteBatch
@@ -102,28 +93,18 @@ def test_a_failing_task_does_not_stop_the_worker(eventually: Callable[..., bool]
     assert eventually(lambda: log == ["bad", "good"])
 
 
-def test_many_realm_files_share_one_upkeep_thread(tmp_path: Path, eventually: Callable[..., bool]) -> None:
+def test_many_realm_files_share_one_upkeep_thread(
+    tmp_path: Path, clock: ManualClock, make_record: Callable[..., Record], eventually: Callable[..., bool]
+) -> None:
     """Each open realm file used to own two threads; now every file's upkeep runs on one."""
-    clock = ManualClock(1_700_000_000_000)
     before = {t.ident for t in threading.enumerate()}
     stores = [SqliteRealmStore(tmp_path / f"realm-{n}.sqlite3", f"realm-{n}", clock=clock) for n in range(12)]
     try:
         for n, store in enumerate(stores):
-            scope = Scope.identity(store.realm, "alice")
-            record = Record(
-                id=f"mem-{n}",
-                scope=scope,
-                kind=RecordKind.FACT,
-                title="Deploys",
-                description="",
+            record = make_record(
+                f"mem-{n}",
+                scope=Scope.identity(store.realm, "alice"),
                 body=f"Deploy window number {n} is Tuesday.",
-                tags=(),
-                provenance=Provenance(APPLICATION),
-                trust=Trust.AGENT_OBSERVED,
-                status=Status.ACTIVE,
-                created_at_ms=clock.now_ms(),
-                updated_at_ms=clock.now_ms(),
-                content_hash=content_hash("Deploys", f"Deploy window number {n} is Tuesday."),
             )
             store.commit(WriteBatch(store.realm, APPLICATION, (CreateOp(record),)))
         new_threads = [t for t in threading.enumerate() if t.ident not in before]
