@@ -7,7 +7,9 @@ printed beside a baseline measured in the same run:
 - recall (library API and stdio RPC) vs a naive scan that loads every active record of the
   identity and scores it in Python with the upstream REFERENCE 3.4 scorer;
 - remember over stdio (one acknowledged durable write at a time) vs a bare SQLite
-  insert-and-commit loop in the same WAL/synchronous mode (no validation, index or audit).
+  insert-and-commit loop in the same WAL/synchronous mode (no validation, index or audit), with
+  the recall index built by the gateway's indexing process (its default) and by the gateway
+  itself (``index_worker = "inline"``, what a library runtime does).
 """
 
 from __future__ import annotations
@@ -128,7 +130,17 @@ def build_fixture(path: Path, identities: int, per_identity: int) -> None:
         leftover = Path(str(tmp) + suffix)
         if leftover.exists():
             leftover.unlink()
+    StateLayout.recall_index_path(tmp).rename(StateLayout.recall_index_path(path))
     tmp.rename(path)
+
+
+def upgrade_fixture(path: Path) -> None:
+    """A fixture cached by an earlier release is upgraded in place once (schema 5 kept the recall
+    index inside the realm file; opening it moves the index to its own file)."""
+    if StateLayout.recall_index_path(path).exists():
+        return
+    with console.status("upgrading the cached fixture (moving its recall index to its own file)"):
+        SqliteRealmStore(path, "bench", clock=SystemClock()).close()
 
 
 # -- baselines ----------------------------------------------------------------------------------
@@ -311,9 +323,11 @@ class StdioGateway:
         self.proc.wait(timeout=30)
 
 
-def write_config(directory: Path, durability: str) -> Path:
-    cfg = directory / f"bench-{durability}.toml"
-    cfg.write_text(f'[agent_memory]\nrealm = "bench"\ndurability = "{durability}"\n')
+def write_config(directory: Path, durability: str, index_worker: str = "auto") -> Path:
+    cfg = directory / f"bench-{durability}-{index_worker}.toml"
+    cfg.write_text(
+        f'[agent_memory]\nrealm = "bench"\ndurability = "{durability}"\nindex_worker = "{index_worker}"\n'
+    )
     return cfg
 
 
@@ -331,11 +345,12 @@ def bench_recall_stdio(state: Path, identity: str, queries: list[str]) -> tuple[
     return times, rss
 
 
-def bench_remember_stdio(n: int, durability: str) -> tuple[float, float, float]:
-    """Records/s of one-at-a-time acknowledged remembers; bytes per record; peak RSS (MB)."""
+def bench_remember_stdio(n: int, durability: str, index_worker: str = "auto") -> tuple[float, float, float]:
+    """Records/s of one-at-a-time acknowledged remembers; bytes per record (the realm file and
+    its recall-index file, once the index has caught up); peak RSS (MB) of the gateway."""
     with tempfile.TemporaryDirectory(dir=OUT) as tmp:
         state = Path(tmp) / "state"
-        gw = StdioGateway(state, write_config(Path(tmp), durability))
+        gw = StdioGateway(state, write_config(Path(tmp), durability, index_worker))
         corpus = Corpus(seed=11)
         texts = [corpus.record_text() for _ in range(n)]
         t0 = time.perf_counter()
@@ -346,6 +361,7 @@ def bench_remember_stdio(n: int, durability: str) -> tuple[float, float, float]:
             )
         rate = n / (time.perf_counter() - t0)
         rss = gw.peak_rss_mb()
+        gw.call("meta/agent_memory/recall", {"identity": "agent:0", "realm": "bench", "query_text": "x"})
         gw.close()
         db_path = StateLayout.at(state).realm_db_path("bench")
         size = sum(p.stat().st_size for p in db_path.parent.glob(db_path.name + "*"))
@@ -432,12 +448,14 @@ def main() -> None:
 
     fixture = OUT / f"realm-{args.identities}x{args.per_identity}.sqlite3"
     build_fixture(fixture, args.identities, args.per_identity)
+    upgrade_fixture(fixture)
     state = OUT / "recall-state"
     if state.exists():
         shutil.rmtree(state)
     realm_path = StateLayout.at(state).realm_db_path("bench", StateLayout.at(state).agent_memory_canonical)
     realm_path.parent.mkdir(parents=True)
     shutil.copyfile(fixture, realm_path)
+    shutil.copyfile(StateLayout.recall_index_path(fixture), StateLayout.recall_index_path(realm_path))
     total_records = args.identities * args.per_identity
     identity = identity_name(args.identities // 2)
     queries = queries_for(realm_path, identity, args.queries, random.Random(3))
@@ -474,6 +492,7 @@ def main() -> None:
     )
     for col in (
         "durability",
+        "recall index built by",
         "records/s (runs)",
         "bare SQLite insert+commit/s (runs)",
         "ratio of medians",
@@ -481,10 +500,10 @@ def main() -> None:
         "peak RSS MB",
     ):
         table.add_column(col, justify="right")
-    for durability in ("process", "power"):
+    for durability, index_worker in (("process", "auto"), ("process", "inline"), ("power", "auto")):
         rates, bares, sizes, rsses = [], [], [], []
         for _ in range(args.repeat):
-            rate, per_record, rss = bench_remember_stdio(args.remembers, durability)
+            rate, per_record, rss = bench_remember_stdio(args.remembers, durability, index_worker)
             rates.append(rate)
             bares.append(bench_bare_sqlite(args.remembers, durability))
             sizes.append(per_record)
@@ -492,6 +511,7 @@ def main() -> None:
         rate, bare = statistics.median(rates), statistics.median(bares)
         table.add_row(
             durability,
+            "indexing process" if index_worker == "auto" else "the gateway",
             f"{rate:,.0f} ({' / '.join(f'{r:,.0f}' for r in rates)})",
             f"{bare:,.0f} ({' / '.join(f'{b:,.0f}' for b in bares)})",
             f"{bare / rate:.1f}x slower",

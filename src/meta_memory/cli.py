@@ -66,7 +66,7 @@ def _load_config(path: Path | None) -> MetaConfig:
 
 
 def _boot(state_dir: Path, config_path: Path | None) -> MetaRuntime:
-    return MetaRuntime.open(state_dir, _load_config(config_path))
+    return MetaRuntime.open(state_dir, _load_config(config_path), serving=True)
 
 
 def _exit_cleanly(signum: int, frame: object) -> None:

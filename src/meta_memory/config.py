@@ -215,6 +215,10 @@ class AgentMemoryConfig(_Section):
     # Our extension: "process" survives a killed process (WAL, synchronous=NORMAL);
     # "power" also survives power loss (synchronous=FULL, an fsync per commit).
     durability: Annotated[str, BeforeValidator(_choice("process", "power"))] = "process"
+    # Our extension: who builds the recall index. "process": a helper process beside the
+    # runtime (index_worker.py; remember does not pay for indexing); "inline": the runtime's own
+    # process, behind the writes; "auto": the gateway uses a helper, a library runtime indexes inline.
+    index_worker: Annotated[str, BeforeValidator(_choice("auto", "process", "inline"))] = "auto"
 
     @model_validator(mode="after")
     def _sqlite_only_knobs(self) -> AgentMemoryConfig:

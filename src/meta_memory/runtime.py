@@ -64,8 +64,10 @@ class MetaRuntime:
         events: EventSink | None = None,
         roster_provider: RosterProvider | None = None,
         steward_reviewer: Reviewer | None = None,
+        serving: bool = False,
     ) -> MetaRuntime:
-        """Boot a runtime on ``state_dir`` (created if absent).
+        """Boot a runtime on ``state_dir`` (created if absent). ``serving``: a gateway's runtime
+        (its recall indexes are built by a helper process unless configured otherwise).
 
         Raises:
             StorageRefused: the state dir cannot be served (lock, predecessor, twins, ledger).
@@ -103,7 +105,7 @@ class MetaRuntime:
             agent_memory = None
             if config.agent_memory.enabled:
                 agent_memory = AgentMemory(
-                    layout, memory_root, config.agent_memory, clock=clock, events=events
+                    layout, memory_root, config.agent_memory, clock=clock, events=events, serving=serving
                 )
         except BaseException:
             if timeline is not None:

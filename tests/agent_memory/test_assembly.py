@@ -18,6 +18,7 @@ from meta_memory.memory.recall.provider import LexicalRecallProvider, RecallQuer
 from meta_memory.memory.records import Record
 from meta_memory.memory.store import RealmStore
 from meta_memory.runtime import MetaRuntime
+from meta_memory.storage.layout import StateLayout
 
 
 def _runtime(state_dir: Path, clock: ManualClock, **agent_memory: object) -> MetaRuntime:
@@ -159,9 +160,9 @@ def test_an_index_built_by_another_analyzer_version_is_rebuilt_on_open(
         rt.agent_memory.remember(
             {"identity": "lead", "title": "Hiking", "body": "Caroline went hiking in the Alps."}
         )
-        path = rt.layout.realm_db_path("default")
+        path = StateLayout.recall_index_path(rt.layout.realm_db_path("default"))
     with closing(sqlite3.connect(path)) as db, db:
-        db.execute("UPDATE store_meta SET value = 'old' WHERE key = 'analyzer_version'")
+        db.execute("UPDATE meta SET value = 'old' WHERE key = 'analyzer_version'")
         db.execute("DELETE FROM postings")  # what an older analyzer left is unusable anyway
     with _runtime(state_dir, clock) as rt:
         assert rt.agent_memory is not None

@@ -1,9 +1,13 @@
-"""Upkeep of a realm file's recall index (indexing.py, checkpoint.py): the watermark rule, the
-queued removals, applying the backlog in parts, across restarts, after an upgrade from schema 4,
-on the quiet-time thread, and WAL checkpoints off the write path.
+"""Upkeep of a realm's recall index (recall_index.py, indexing.py, checkpoint.py): the watermark
+rule, the queued removals and their pruning, applying the backlog in parts, across restarts,
+after an upgrade from schema 4 or 5 (adopting a schema-5 file's in-file index), an index file
+that is missing, foreign or not SQLite at all, the quiet-time thread, and WAL checkpoints off
+the write path.
 
-The index is derived data, so every check here recomputes it from the records themselves with
-the analyzer and compares it with what the realm file holds, read on a connection of its own.
+The index is derived data in a file of its own beside the realm file
+(``StateLayout.recall_index_path``), so every check here recomputes it from the records
+themselves with the analyzer and compares it with what the index file holds, each file read on a
+connection of its own.
 """
 
 from __future__ import annotations
@@ -13,17 +17,19 @@ import json
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Callable, Collection, Iterable
-from contextlib import closing
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from meta_memory.clock import ManualClock
-from meta_memory.memory.recall.analyzer import AnalyzedRecord, analyze_record, query_terms
+from meta_memory.memory.recall.analyzer import ANALYZER_VERSION, AnalyzedRecord, analyze_record, query_terms
 from meta_memory.memory.recall.scorer import rank
 from meta_memory.memory.records import (
     APPLICATION,
@@ -36,19 +42,25 @@ from meta_memory.memory.records import (
     content_hash,
 )
 from meta_memory.memory.sqlite.checkpoint import NUDGE_EVERY
-from meta_memory.memory.sqlite.indexing import (
-    WATERMARK_KEY,
-    BackgroundIndexer,
-    backlog_size,
-    read_watermark,
-)
+from meta_memory.memory.sqlite.indexing import BackgroundIndexer
 from meta_memory.memory.sqlite.migrations import SCHEMA_VERSION, applied_versions
+from meta_memory.memory.sqlite.recall_index import backlog_size, read_marks
 from meta_memory.memory.sqlite.store import INDEX_FLUSH_THRESHOLD, SqliteRealmStore
 from meta_memory.memory.validator import CreateOp, TombstoneOp, WriteBatch
+from meta_memory.storage.layout import StateLayout
 
 REALM = "r"
 
-# -- reading the realm file on a connection of its own ------------------------------------------
+# -- reading the realm file and its index file, each on a connection of its own -------------------
+
+# (scope_id, term, doc, tf_title, tf_body, tf_tags, length)
+Posting = tuple[int, str | None, int, int, int, int, int]
+
+# LEFT JOIN: a posting whose term id has no term shows up as None and fails the comparison.
+POSTINGS_SQL = (
+    "SELECT p.scope_id, t.term, p.doc, p.tf_title, p.tf_body, p.tf_tags, p.length "
+    "FROM postings p LEFT JOIN terms t ON t.term_id = p.term_id"
+)
 
 
 @dataclass(frozen=True)
@@ -61,14 +73,20 @@ class FileRecord:
 
 @dataclass(frozen=True)
 class FileState:
-    """One snapshot of a realm file's records and recall index."""
+    """One snapshot of a realm file (records, scopes, queue) and one of its recall index."""
 
+    # The realm file.
     records: dict[int, FileRecord]  # by doc
-    postings: list[tuple[int, str | None, int, int, int, int, int]]  # (scope, term, doc, tfs..., length)
-    scope_stats: dict[int, tuple[int, int]]  # scope_id -> (doc_count, total_len)
     scope_ids: dict[str, int]  # identity -> scope_id
-    watermark: int | None  # None: no indexed_upto key
-    queue: list[tuple[int, str]]  # (doc, op) in seq order
+    queue: list[tuple[int, int, str]]  # (seq, doc, op) in seq order
+    max_seq: int  # the newest index_queue seq ever handed out (sqlite_sequence), 0 when none
+    store_meta: dict[str, str]
+    # The recall index (the index file's, or a schema-4/5 realm file's own).
+    postings: list[Posting]
+    scope_stats: dict[int, tuple[int, int]]  # scope_id -> (doc_count, total_len); absent = (0, 0)
+    index_meta: dict[str, str]
+    indexed_upto: int
+    queue_upto: int
 
     def ids(self, docs: Iterable[int]) -> set[str]:
         return {self.records[doc].memory_id for doc in docs}
@@ -76,45 +94,119 @@ class FileState:
     def active_docs(self) -> set[int]:
         return {doc for doc, r in self.records.items() if r.status == "active"}
 
+    def doc_of(self, memory_id: str) -> int:
+        (doc,) = [doc for doc, r in self.records.items() if r.memory_id == memory_id]
+        return doc
 
-def read_file_state(path: Path) -> FileState:
+
+def index_path(realm_path: Path) -> Path:
+    return StateLayout.recall_index_path(realm_path)
+
+
+def remove_index_file(realm_path: Path) -> None:
+    ix = index_path(realm_path)
+    for stale in (ix, *StateLayout.sqlite_sidecars(ix)):
+        stale.unlink(missing_ok=True)
+
+
+@contextmanager
+def snapshot(path: Path) -> Iterator[sqlite3.Connection]:
+    """One read transaction on a connection of its own (the file must exist: connecting would create it)."""
+    assert path.exists(), f"{path} does not exist"
     with closing(sqlite3.connect(path, isolation_level=None)) as db:
-        db.execute("BEGIN")  # one snapshot for everything
+        db.execute("BEGIN")
         try:
-            records = {
-                doc: FileRecord(memory_id, scope_id, status, analyze_record(title, body, json.loads(tags)))
-                for doc, memory_id, scope_id, status, title, body, tags in db.execute(
-                    "SELECT doc, id, scope_id, status, title, body, tags FROM records"
-                )
-            }
-            # LEFT JOIN: a posting whose term id has no term shows up as None and fails the comparison.
-            postings = sorted(
-                db.execute(
-                    "SELECT p.scope_id, t.term, p.doc, p.tf_title, p.tf_body, p.tf_tags, p.length "
-                    "FROM postings p LEFT JOIN terms t ON t.term_id = p.term_id"
-                ).fetchall(),
-                key=repr,
-            )
-            scope_stats = {
-                sid: (count, total)
-                for sid, count, total in db.execute("SELECT scope_id, doc_count, total_len FROM scopes")
-            }
-            scope_ids = {
-                key: sid
-                for sid, key in db.execute("SELECT scope_id, key FROM scopes WHERE kind = 'identity'")
-            }
-            row = db.execute("SELECT value FROM store_meta WHERE key = ?", (WATERMARK_KEY,)).fetchone()
-            queue = db.execute("SELECT doc, op FROM index_queue ORDER BY seq").fetchall()
+            yield db
         finally:
             db.execute("COMMIT")
-    return FileState(records, postings, scope_stats, scope_ids, int(row[0]) if row else None, queue)
 
 
-def index_of(
-    state: FileState, docs: Iterable[int]
-) -> tuple[list[tuple[object, ...]], dict[int, tuple[int, int]]]:
+def _tables(db: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _read_realm(
+    db: sqlite3.Connection,
+) -> tuple[dict[int, FileRecord], dict[str, int], list[tuple[int, int, str]], int, dict[str, str]]:
+    records = {
+        doc: FileRecord(memory_id, scope_id, status, analyze_record(title, body, json.loads(tags)))
+        for doc, memory_id, scope_id, status, title, body, tags in db.execute(
+            "SELECT doc, id, scope_id, status, title, body, tags FROM records"
+        )
+    }
+    scope_ids = {
+        key: sid for sid, key in db.execute("SELECT scope_id, key FROM scopes WHERE kind = 'identity'")
+    }
+    queue = db.execute("SELECT seq, doc, op FROM index_queue ORDER BY seq").fetchall()
+    row = (
+        db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'index_queue'").fetchone()
+        if "sqlite_sequence" in _tables(db)
+        else None
+    )
+    store_meta = dict(db.execute("SELECT key, value FROM store_meta").fetchall())
+    return records, scope_ids, queue, int(row[0]) if row else 0, store_meta
+
+
+def _read_postings(db: sqlite3.Connection) -> list[Posting]:
+    return sorted(db.execute(POSTINGS_SQL).fetchall(), key=repr)
+
+
+def read_file_state(path: Path) -> FileState:
+    """The realm file, then its index file (both must exist). Two snapshots: consistent whenever
+    no write is in flight, since the quiet-time indexer changes no record and prunes only queue
+    rows the index has already applied."""
+    with snapshot(path) as db:
+        records, scope_ids, queue, max_seq, store_meta = _read_realm(db)
+    with snapshot(index_path(path)) as ix:
+        postings = _read_postings(ix)
+        scope_stats = {
+            sid: (count, total)
+            for sid, count, total in ix.execute("SELECT scope_id, doc_count, total_len FROM scope_stats")
+        }
+        index_meta = dict(ix.execute("SELECT key, value FROM meta").fetchall())
+    return FileState(
+        records,
+        scope_ids,
+        queue,
+        max_seq,
+        store_meta,
+        postings,
+        scope_stats,
+        index_meta,
+        int(index_meta["indexed_upto"]),
+        int(index_meta["queue_upto"]),
+    )
+
+
+def read_in_file_index(path: Path) -> FileState:
+    """A schema-4/5 realm file with the recall index inside it (postings, terms, scopes' stats)."""
+    with snapshot(path) as db:
+        records, scope_ids, queue, max_seq, store_meta = _read_realm(db)
+        postings = _read_postings(db)
+        scope_stats = {
+            sid: (count, total)
+            for sid, count, total in db.execute("SELECT scope_id, doc_count, total_len FROM scopes")
+        }
+    indexed_upto = int(store_meta.get("indexed_upto", 0))
+    return FileState(
+        records, scope_ids, queue, max_seq, store_meta, postings, scope_stats, {}, indexed_upto, 0
+    )
+
+
+def read_index_marks(path: Path) -> tuple[int, int]:
+    """The realm's index file's (indexed_upto, queue_upto)."""
+    with snapshot(index_path(path)) as ix:
+        return read_marks(ix)
+
+
+def nonempty(stats: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """Scope statistics without the scopes at (0, 0), which an index may hold or leave out."""
+    return {sid: value for sid, value in stats.items() if value != (0, 0)}
+
+
+def index_of(state: FileState, docs: Iterable[int]) -> tuple[list[Posting], dict[int, tuple[int, int]]]:
     """The postings and per-scope (doc_count, total_len) the analyzer gives for exactly ``docs``."""
-    postings: list[tuple[object, ...]] = []
+    postings: list[Posting] = []
     stats: dict[int, tuple[int, int]] = {}
     for doc in docs:
         r = state.records[doc]
@@ -126,34 +218,46 @@ def index_of(
 
 
 def assert_index_is_exactly(state: FileState, docs: Collection[int]) -> None:
-    """The file's postings and scope statistics are those of ``docs``: nothing missing, extra or doubled."""
+    """The index's postings and scope statistics are those of ``docs``: nothing missing, extra or doubled."""
     postings, stats = index_of(state, docs)
     assert state.postings == postings
-    assert state.scope_stats == {sid: stats.get(sid, (0, 0)) for sid in state.scope_stats}
+    assert nonempty(state.scope_stats) == stats
 
 
-def assert_watermark_rule(state: FileState) -> None:
-    """At every moment: the records at or below the watermark that are active are indexed, plus
-    those with a queued removal (indexed, then left ``active``); nothing else is."""
-    assert state.watermark is not None
-    assert {op for _, op in state.queue} <= {"remove"}  # this release never queues an add
-    removals = [doc for doc, _ in state.queue]
-    assert len(removals) == len(set(removals))
-    for doc in removals:
-        assert doc <= state.watermark and state.records[doc].status != "active"
-    below = {doc for doc in state.active_docs() if doc <= state.watermark}
-    assert_index_is_exactly(state, below | set(removals))
+def assert_index_rule(state: FileState) -> None:
+    """At every moment: the index is this realm file's, by this analyzer, claims no more than the
+    file holds, and holds exactly the active records at or below ``indexed_upto`` plus those at or
+    below it whose queued removal is not applied yet (``seq > queue_upto``: indexed, then they left
+    ``active``); records above ``indexed_upto`` never are. Queue rows at or below ``queue_upto``
+    are applied ones not pruned yet."""
+    assert state.index_meta["realm_uid"] == state.store_meta["realm_uid"]
+    assert state.index_meta["analyzer_version"] == str(ANALYZER_VERSION)
+    assert 0 <= state.indexed_upto <= max(state.records, default=0)
+    assert 0 <= state.queue_upto <= state.max_seq
+    assert all(seq <= state.max_seq for seq, _, _ in state.queue)
+    # A removal is queued once a record has left ``active``, which it never re-enters.
+    assert all(state.records[doc].status != "active" for _, doc, op in state.queue if op == "remove")
+    pending = [(doc, op) for seq, doc, op in state.queue if seq > state.queue_upto]
+    assert {op for _, op in pending} <= {"remove"}
+    removed = [doc for doc, _ in pending]
+    assert len(removed) == len(set(removed))
+    indexed = {doc for doc in state.active_docs() | set(removed) if doc <= state.indexed_upto}
+    assert_index_is_exactly(state, indexed)
 
 
-def assert_fully_indexed(store: SqliteRealmStore, path: Path) -> FileState:
-    """Nothing pending (no queued removal, no active record above the watermark), and the index
-    is exactly the active records."""
+def assert_fully_indexed(store: SqliteRealmStore, path: Path, *, pruned: bool = False) -> FileState:
+    """Nothing pending (no queued removal beyond ``queue_upto``, no active record above
+    ``indexed_upto``), and the index is exactly the active records. ``pruned``: the store queued
+    a removal since it opened, so its catch-up also emptied the queue."""
     with store.reading() as db:  # under the store lock: the background indexer is not mid-apply
-        assert store.backlog() == 0 == backlog_size(db)
+        assert store.backlog() == 0 == backlog_size(db, *read_index_marks(path))
     state = read_file_state(path)
-    assert state.queue == []
-    assert state.watermark is not None and all(doc <= state.watermark for doc in state.active_docs())
+    assert_index_rule(state)
+    assert state.queue_upto == state.max_seq
+    assert all(doc <= state.indexed_upto for doc in state.active_docs())
     assert_index_is_exactly(state, state.active_docs())
+    if pruned:
+        assert state.queue == []
     return state
 
 
@@ -162,7 +266,9 @@ def contextual_hits(store: SqliteRealmStore, identity: str, text: str) -> set[in
     hits = rank(store.term_index(Scope.identity(REALM, identity)), query_terms(text), 10_000)
     docs = {doc for doc, _ in hits}
     assert len(docs) == len(hits)
-    assert all(r.status is Status.ACTIVE for r in store.records_by_doc(list(docs)).values())
+    found = store.records_by_doc(list(docs))
+    assert found.keys() == docs  # no posting of a record the realm file does not hold
+    assert all(r.status is Status.ACTIVE for r in found.values())
     return docs
 
 
@@ -210,6 +316,13 @@ def write(store: SqliteRealmStore, *ops: CreateOp | TombstoneOp) -> None:
     store.commit(WriteBatch(REALM, APPLICATION, ops))
 
 
+@pytest.fixture
+def no_quiet_time_indexing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quiet-time indexer waits an hour for quiet: a test sees the index exactly as opening
+    the store left it until it reads or flushes the index itself."""
+    monkeypatch.setattr(BackgroundIndexer, "QUIET_S", 3600.0)
+
+
 # -- 1. the rules hold under any sequence of writes, partial applies and restarts -----------------
 
 IDENTITIES = ("alice", "bob", "carol")
@@ -234,11 +347,14 @@ quarantined = st.sampled_from([False, False, False, True])
 
 class RecallIndexUpkeep(RuleBasedStateMachine):
     """A real realm store under remember / forget / update, partial and full applies of the
-    backlog, contextual recalls, and restarts that leave the backlog in the file.
+    backlog, contextual recalls, and restarts that leave the backlog in the realm file (and
+    some that lose the index file too).
 
-    Pins: at every step the file obeys the watermark rule (indexed = active records at or below
-    ``indexed_upto`` plus queued removals), the store never under-reports its backlog (a read
-    skips applying it only when ``backlog()`` is 0); after ``flush_index()`` (or any read of the
+    Pins: at every step the index file obeys the watermark rule (indexed = active records at or
+    below ``indexed_upto`` plus those with a removal queued beyond ``queue_upto``), the store never
+    under-reports its backlog (a read skips applying it only when ``backlog()`` is 0) and reports
+    it exactly after every apply; removals are always applied whole, and once this store has
+    queued one, each catch-up prunes the queue empty; after ``flush_index()`` (or any read of the
     index) the postings and each scope's ``doc_count``/``total_len`` are exactly what the analyzer
     gives for the active records, and a contextual recall finds exactly the active records of the
     scope that hold a query term, never one that left ``active``.
@@ -252,6 +368,7 @@ class RecallIndexUpkeep(RuleBasedStateMachine):
         self.store = SqliteRealmStore(self.path, REALM, clock=self.clock)
         self.model: dict[str, tuple[str, Status]] = {}  # id -> (identity, status)
         self.ids = (f"rec-{n}" for n in itertools.count(1))
+        self.removed_since_open = False  # this store queued a removal (so its catch-ups prune)
 
     def teardown(self) -> None:
         try:
@@ -287,15 +404,17 @@ class RecallIndexUpkeep(RuleBasedStateMachine):
         record = self._record(identity, title, body, (), False)
         write(self.store, CreateOp(record), TombstoneOp(record.id, record.scope))
         self.model[record.id] = (identity, Status.TOMBSTONED)
+        self.removed_since_open = True  # it left `active` inside the write: still queued
 
     @precondition(lambda self: self._ids(lambda s: s is not Status.TOMBSTONED))
     @rule(pick=st.integers(min_value=0))
     def forget(self, pick: int) -> None:
         candidates = self._ids(lambda s: s is not Status.TOMBSTONED)  # active, quarantined or superseded
         memory_id = candidates[pick % len(candidates)]
-        identity, _ = self.model[memory_id]
+        identity, status = self.model[memory_id]
         assert self.store.forget(Scope.identity(REALM, identity), memory_id, APPLICATION)
         self.model[memory_id] = (identity, Status.TOMBSTONED)
+        self.removed_since_open |= status is Status.ACTIVE
 
     @precondition(lambda self: self._ids(lambda s: s is Status.ACTIVE))
     @rule(pick=st.integers(min_value=0), title=texts, body=texts, tags=tag_sets, held=quarantined)
@@ -308,43 +427,67 @@ class RecallIndexUpkeep(RuleBasedStateMachine):
         self.model[record.id] = (identity, record.status)
         if record.status is Status.ACTIVE:  # a quarantined update leaves the old version in place
             self.model[old] = (identity, Status.SUPERSEDED)
+            self.removed_since_open = True
 
     @rule(limit=st.integers(min_value=1, max_value=4))
     def apply_part_of_the_backlog(self, limit: int) -> None:
         self.store.apply_backlog(limit)
         with self.store.reading() as db:
-            assert self.store.backlog() == backlog_size(db)  # exact after every apply
-            assert db.execute("SELECT count(*) FROM index_queue").fetchone() == (0,)  # removals: whole
+            indexed_upto, queue_upto = read_index_marks(self.path)
+            assert self.store.backlog() == backlog_size(
+                db, indexed_upto, queue_upto
+            )  # exact after every apply
+            (pending,) = db.execute(
+                "SELECT count(*) FROM index_queue WHERE seq > ?", (queue_upto,)
+            ).fetchone()
+            assert pending == 0  # removals: always applied whole
+            if self.removed_since_open:
+                assert db.execute("SELECT count(*) FROM index_queue").fetchone() == (0,)  # and pruned
 
     @rule()
     def flush(self) -> None:
         self.store.flush_index()
-        state = assert_fully_indexed(self.store, self.path)
-        assert state.watermark == max(state.records, default=0)  # a flush takes in every record
+        state = assert_fully_indexed(self.store, self.path, pruned=self.removed_since_open)
+        assert state.indexed_upto == max(state.records, default=0)  # a flush takes in every record
+
+    def _reopen(self) -> None:
+        self.store = SqliteRealmStore(self.path, REALM, clock=self.clock)
+        self.removed_since_open = False
+        with self.store.reading() as db:
+            assert self.store.backlog() == backlog_size(db, *read_index_marks(self.path))
 
     @rule()
     def restart_with_the_backlog(self) -> None:
         self.store.close()
-        self.store = SqliteRealmStore(self.path, REALM, clock=self.clock)
-        with self.store.reading() as db:
-            assert self.store.backlog() == backlog_size(db)
+        self._reopen()
+
+    @rule()
+    def restart_without_the_index_file(self) -> None:
+        """The index is derived data: losing it between runs only means rebuilding it."""
+        self.store.close()
+        remove_index_file(self.path)
+        self._reopen()
 
     @rule(identity=st.sampled_from(IDENTITIES), text=st.sampled_from(VOCABULARY))
     def contextual_recall(self, identity: str, text: str) -> None:
         hits = contextual_hits(self.store, identity, text)
-        state = assert_fully_indexed(self.store, self.path)  # the read applied the whole backlog
+        # The read applied the whole backlog.
+        state = assert_fully_indexed(self.store, self.path, pruned=self.removed_since_open)
         assert hits == expected_hits(state, identity, text)
 
     @invariant()
-    def the_file_follows_the_watermark_rule(self) -> None:
+    def the_files_follow_the_watermark_rule(self) -> None:
         state = read_file_state(self.path)
         identity_of = {sid: key for key, sid in state.scope_ids.items()}
         assert {
             r.memory_id: (identity_of[r.scope_id], Status(r.status)) for r in state.records.values()
         } == self.model
-        assert_watermark_rule(state)
+        assert {op for _, _, op in state.queue} <= {"remove"}  # this release never queues an add
+        docs = [doc for _, doc, _ in state.queue]
+        assert len(docs) == len(set(docs))  # a record leaves `active` once
+        assert_index_rule(state)
         with self.store.reading() as db:
-            assert self.store.backlog() >= backlog_size(db)
+            assert self.store.backlog() >= backlog_size(db, *read_index_marks(self.path))
 
 
 TestRecallIndexUpkeep = RecallIndexUpkeep.TestCase
@@ -356,20 +499,109 @@ TestRecallIndexUpkeep.settings = settings(
 )
 
 
-# -- 2. upgrading a schema-4 file that was left with a backlog ------------------------------------
+# -- 2. upgrading a file that kept the recall index inside it (schema 4 and 5) ---------------------
+
+# What schemas 1-5 had that schema 6 moved out or changed (the index, and the queue's numbering).
+IN_FILE_INDEX_DDL = (
+    "CREATE TABLE terms (term_id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE)",
+    "CREATE TABLE postings (scope_id INTEGER NOT NULL, term_id INTEGER NOT NULL, doc INTEGER NOT NULL, "
+    "tf_title INTEGER NOT NULL, tf_body INTEGER NOT NULL, tf_tags INTEGER NOT NULL, length INTEGER NOT NULL, "
+    "PRIMARY KEY (scope_id, term_id, doc)) WITHOUT ROWID",
+    "ALTER TABLE scopes ADD COLUMN doc_count INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE scopes ADD COLUMN total_len INTEGER NOT NULL DEFAULT 0",
+    "CREATE TABLE index_queue_old (seq INTEGER PRIMARY KEY, doc INTEGER NOT NULL, op TEXT NOT NULL)",
+    "DROP TABLE index_queue",
+    "ALTER TABLE index_queue_old RENAME TO index_queue",
+    "DELETE FROM sqlite_sequence WHERE name = 'index_queue'",
+)
+
+
+def rewrite_with_in_file_index(
+    path: Path,
+    *,
+    version: int,
+    indexed: Iterable[str],
+    queue: Iterable[tuple[str, str]],
+    watermark: str | None,
+) -> dict[str, int]:
+    """Rewrite a closed schema-6 realm file as schema ``version`` (4 or 5) left it: the recall
+    index inside it (``terms``, ``postings``, ``scopes.doc_count``/``total_len``) holding exactly
+    ``indexed``, ``queue`` as its queued ``(id, op)`` rows in a queue without AUTOINCREMENT, the
+    watermark at ``watermark``'s doc (schema 5 only), no ``realm_uid``, and no index file beside
+    it. Returns each record's doc."""
+    with closing(sqlite3.connect(path, isolation_level=None)) as db:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in IN_FILE_INDEX_DDL:
+                db.execute(statement)
+            doc_of: dict[str, int] = dict(db.execute("SELECT id, doc FROM records").fetchall())
+            for memory_id in indexed:
+                scope_id, title, body, tags = db.execute(
+                    "SELECT scope_id, title, body, tags FROM records WHERE id = ?", (memory_id,)
+                ).fetchone()
+                analysis = analyze_record(title, body, json.loads(tags))
+                for term, tfs in analysis.fields.items():
+                    db.execute("INSERT INTO terms (term) VALUES (?) ON CONFLICT (term) DO NOTHING", (term,))
+                    (term_id,) = db.execute("SELECT term_id FROM terms WHERE term = ?", (term,)).fetchone()
+                    db.execute(
+                        "INSERT INTO postings VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (scope_id, term_id, doc_of[memory_id], *tfs, analysis.length),
+                    )
+                db.execute(
+                    "UPDATE scopes SET doc_count = doc_count + 1, total_len = total_len + ? WHERE scope_id = ?",
+                    (analysis.length, scope_id),
+                )
+            db.executemany(
+                "INSERT INTO index_queue (doc, op) VALUES (?, ?)", [(doc_of[i], op) for i, op in queue]
+            )
+            db.execute("DELETE FROM store_meta")  # no realm_uid before schema 6
+            meta = {"analyzer_version": str(ANALYZER_VERSION)}
+            if watermark is not None:
+                assert version >= 5
+                meta["indexed_upto"] = str(doc_of[watermark])
+            db.executemany("INSERT INTO store_meta (key, value) VALUES (?, ?)", meta.items())
+            db.execute("DELETE FROM schema_migrations WHERE version > ?", (version,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        assert applied_versions(db) == list(range(1, version + 1))
+    remove_index_file(path)
+    return doc_of
+
+
+def raw_index(db: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """An index's ``terms`` and ``postings`` rows as stored (term ids included)."""
+    terms = db.execute("SELECT term_id, term FROM terms ORDER BY term_id").fetchall()
+    postings = db.execute(
+        "SELECT scope_id, term_id, doc, tf_title, tf_body, tf_tags, length FROM postings "
+        "ORDER BY scope_id, term_id, doc"
+    ).fetchall()
+    return terms, postings
+
+
+def assert_schema_6_realm_file(db: sqlite3.Connection) -> None:
+    """Migrated: no index left in the realm file, and a queue whose numbers are never reused."""
+    assert applied_versions(db) == list(range(1, SCHEMA_VERSION + 1))
+    assert not {"postings", "terms"} & _tables(db)
+    assert not {"doc_count", "total_len"} & {row[1] for row in db.execute("PRAGMA table_info(scopes)")}
+    (sql,) = db.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'index_queue'"
+    ).fetchone()
+    assert "AUTOINCREMENT" in sql.upper()
 
 
 def test_a_schema_4_file_left_with_a_backlog_is_indexed_exactly_after_the_upgrade(
-    tmp_path: Path, clock: ManualClock
+    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None
 ) -> None:
-    """Schema 4 queued an ``add`` for every record not yet indexed and a ``remove`` for every
-    record leaving ``active``. Migration 5 puts the watermark at the newest record, so those
-    queued rows alone describe the remaining work: after the upgrade and one read the index is
-    exactly the active records: the adds in, the removals out, no posting twice, none missing."""
+    """Schema 4 kept the index in the realm file, queued an ``add`` for every record not yet
+    indexed and a ``remove`` for every record leaving ``active``, and had no watermark. Nothing
+    of it is adopted: the upgrade drops the in-file index and builds the index file afresh from
+    the records' statuses (every queued row is then moot), so after one read the index is exactly
+    the active records: the adds in, the removals out, no posting twice, none missing."""
     path = tmp_path / "r.sqlite3"
     store = SqliteRealmStore(path, REALM, clock=clock)
     try:
-        # What schema 4 had indexed before the process stopped...
         write(store, CreateOp(make(clock, "a1", "alice", "Espresso grinder", "Grind the beans fine.")))
         write(store, CreateOp(make(clock, "a2", "alice", "Deploy window", "Deploys happen on Tuesday.")))
         write(store, CreateOp(make(clock, "b1", "bob", "Kettle", "The kettle sits by the harbor.")))
@@ -377,8 +609,6 @@ def test_a_schema_4_file_left_with_a_backlog_is_indexed_exactly_after_the_upgrad
             store,
             CreateOp(make(clock, "b2", "bob", "Running deploys", "Deploys run on Tuesday.", ("deploy",))),
         )
-        store.flush_index()
-        # ...and what it had only queued.
         write(store, CreateOp(make(clock, "a3", "alice", "Harbor espresso", "Espresso by the harbor.")))
         write(
             store, CreateOp(make(clock, "b3", "bob", "Kettle spare", "A spare kettle in the harbor office."))
@@ -390,52 +620,34 @@ def test_a_schema_4_file_left_with_a_backlog_is_indexed_exactly_after_the_upgrad
             clock, "b1v2", "bob", "Kettle moved", "The kettle now sits in the kitchen.", supersedes="b1"
         )
         write(store, CreateOp(moved))
-        store.flush_index()  # every term is in `terms` now
     finally:
         store.close()
+    # What schema 4 had indexed before the process stopped, and what it had only queued.
     indexed_by_v4 = ["a1", "a2", "b1", "b2"]
     v4_queue = [("a3", "add"), ("b3", "add"), ("a4", "add"), ("a4", "remove"), ("a2", "remove")]
     v4_queue += [("b1v2", "add"), ("b1", "remove")]
-
-    with closing(sqlite3.connect(path, isolation_level=None)) as db:  # rewrite it as schema 4 left it
-        db.execute("BEGIN")
-        doc_of = {memory_id: doc for doc, memory_id in db.execute("SELECT doc, id FROM records")}
-        db.execute("DELETE FROM postings")
-        db.execute("UPDATE scopes SET doc_count = 0, total_len = 0")
-        for memory_id in indexed_by_v4:
-            scope_id, title, body, tags = db.execute(
-                "SELECT scope_id, title, body, tags FROM records WHERE id = ?", (memory_id,)
-            ).fetchone()
-            analysis = analyze_record(title, body, json.loads(tags))
-            for term, tfs in analysis.fields.items():
-                (term_id,) = db.execute("SELECT term_id FROM terms WHERE term = ?", (term,)).fetchone()
-                db.execute(
-                    "INSERT INTO postings VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (scope_id, term_id, doc_of[memory_id], *tfs, analysis.length),
-                )
-            db.execute(
-                "UPDATE scopes SET doc_count = doc_count + 1, total_len = total_len + ? WHERE scope_id = ?",
-                (analysis.length, scope_id),
-            )
-        db.execute("DELETE FROM index_queue")
-        db.executemany(
-            "INSERT INTO index_queue (doc, op) VALUES (?, ?)", [(doc_of[i], op) for i, op in v4_queue]
-        )
-        db.execute("DELETE FROM store_meta WHERE key = ?", (WATERMARK_KEY,))
-        db.execute("DELETE FROM schema_migrations WHERE version = 5")
-        db.execute("COMMIT")
-        assert applied_versions(db) == [1, 2, 3, 4]
-    crafted = read_file_state(path)
-    assert crafted.watermark is None
+    doc_of = rewrite_with_in_file_index(
+        path, version=4, indexed=indexed_by_v4, queue=v4_queue, watermark=None
+    )
+    crafted = read_in_file_index(path)
+    assert crafted.store_meta.keys() == {"analyzer_version"}  # no watermark, no realm_uid
     assert_index_is_exactly(crafted, [doc_of[i] for i in indexed_by_v4])
+    assert [(doc, op) for _, doc, op in crafted.queue] == [(doc_of[i], op) for i, op in v4_queue]
+    assert not index_path(path).exists()
 
     store = SqliteRealmStore(path, REALM, clock=clock)
     try:
         with store.reading() as db:
-            assert applied_versions(db) == list(range(1, SCHEMA_VERSION + 1))
-            assert read_watermark(db) == max(doc_of.values())
-            assert store.backlog() == backlog_size(db)
+            assert_schema_6_realm_file(db)
+            marks = read_index_marks(path)
+            assert marks == (0, crafted.queue[-1][0])  # built afresh: everything is backlog
+            assert store.backlog() == backlog_size(db, *marks) == 5  # the five active records
         state = read_file_state(path)
+        assert state.store_meta.keys() == {"realm_uid"}
+        assert state.queue == crafted.queue  # kept, numbers and all, and moot
+        assert state.postings == [] and nonempty(state.scope_stats) == {}
+        assert_index_rule(state)
+
         assert state.ids(contextual_hits(store, "alice", "espresso")) == {"a1", "a3"}
         assert contextual_hits(store, "alice", "deploy") == set()  # a2 and a4 were forgotten
         assert state.ids(contextual_hits(store, "bob", "kettle")) == {"b3", "b1v2"}
@@ -447,14 +659,328 @@ def test_a_schema_4_file_left_with_a_backlog_is_indexed_exactly_after_the_upgrad
         store.close()
 
 
-# -- 3. the quiet-time indexer ---------------------------------------------------------------------
+def test_a_schema_5_file_hands_its_in_file_index_to_the_index_file_and_is_exact_after_a_read(
+    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None
+) -> None:
+    """Schema 5 kept the index in the realm file, with a watermark: the active records at or
+    below it are indexed, so are those at or below it with a queued ``remove`` (removals of
+    records above it were not queued), and the records above it are the backlog. Opening it
+    copies that index into the index file as it is (the same terms, postings and scope
+    statistics, ``indexed_upto`` = the watermark, ``queue_upto`` = 0: every queued removal still
+    to apply) before the upgrade drops it from the realm file; the first read applies the rest."""
+    path = tmp_path / "r.sqlite3"
+    alice = Scope.identity(REALM, "alice")
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        # At or below the watermark (b2)...
+        write(store, CreateOp(make(clock, "gone", "alice", "Espresso beans", "The old espresso beans.")))
+        write(store, CreateOp(make(clock, "a1", "alice", "Espresso grinder", "Grind the beans fine.")))
+        write(store, CreateOp(make(clock, "a2", "alice", "Deploy window", "Deploys happen on Tuesday.")))
+        write(store, CreateOp(make(clock, "b1", "bob", "Kettle", "The kettle sits by the harbor.")))
+        write(
+            store,
+            CreateOp(make(clock, "b2", "bob", "Running deploys", "Deploys run on Tuesday.", ("deploy",))),
+        )
+        # ...and above it.
+        write(store, CreateOp(make(clock, "a3", "alice", "Harbor espresso", "Espresso by the harbor.")))
+        write(store, CreateOp(make(clock, "a4", "alice", "Deploy freeze", "No deploys this week.")))
+        spare = make(
+            clock,
+            "b3",
+            "bob",
+            "Kettle spare",
+            "A spare kettle in the harbor office.",
+            status=Status.QUARANTINED,
+        )
+        write(store, CreateOp(spare))
+        moved = make(
+            clock, "b1v2", "bob", "Kettle moved", "The kettle now sits in the kitchen.", supersedes="b1"
+        )
+        write(store, CreateOp(moved))
+        assert store.forget(alice, "gone", APPLICATION)  # its removal was applied (and dequeued)
+        assert store.forget(alice, "a2", APPLICATION)
+        assert store.forget(alice, "a4", APPLICATION)
+    finally:
+        store.close()
+    indexed_by_v5 = ["a1", "a2", "b1", "b2"]  # active at or below the watermark, or queued for removal
+    doc_of = rewrite_with_in_file_index(
+        path, version=5, indexed=indexed_by_v5, queue=[("a2", "remove"), ("b1", "remove")], watermark="b2"
+    )
+    crafted = read_in_file_index(path)
+    assert crafted.store_meta == {
+        "analyzer_version": str(ANALYZER_VERSION),
+        "indexed_upto": str(doc_of["b2"]),
+    }
+    assert_index_is_exactly(crafted, [doc_of[i] for i in indexed_by_v5])
+    with snapshot(path) as db:
+        crafted_raw = raw_index(db)
+
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        with store.reading() as db:
+            assert_schema_6_realm_file(db)
+            with snapshot(index_path(path)) as ix:
+                assert raw_index(ix) == crafted_raw  # copied as it was, term ids and all
+            marks = read_index_marks(path)
+            assert marks == (doc_of["b2"], 0)
+            # The two queued removals, and a3 and b1v2 (active, above the watermark).
+            assert store.backlog() == backlog_size(db, *marks) == 4
+        state = read_file_state(path)
+        assert state.store_meta.keys() == {"realm_uid"}  # the watermark moved to the index file
+        assert state.queue == crafted.queue
+        assert state.postings == crafted.postings
+        assert nonempty(state.scope_stats) == nonempty(crafted.scope_stats)
+        assert_index_rule(state)
+
+        assert state.ids(contextual_hits(store, "alice", "espresso")) == {"a1", "a3"}  # not `gone`
+        assert contextual_hits(store, "alice", "deploy") == set()  # a2 and a4 were forgotten
+        assert state.ids(contextual_hits(store, "bob", "kettle")) == {"b1v2"}  # b3 is quarantined
+        assert contextual_hits(store, "bob", "harbor") == set()  # not b1, superseded
+        assert state.ids(contextual_hits(store, "bob", "deploy")) == {"b2"}
+        state = assert_fully_indexed(store, path)
+        assert state.ids(state.active_docs()) == {"a1", "a3", "b2", "b1v2"}
+        assert state.indexed_upto == max(state.records)
+    finally:
+        store.close()
+
+    store = SqliteRealmStore(path, REALM, clock=clock)  # and it stays adopted: nothing to redo
+    try:
+        with store.reading() as db:
+            assert store.backlog() == 0 == backlog_size(db, *read_index_marks(path))
+        assert read_file_state(path).postings == state.postings
+        assert state.ids(contextual_hits(store, "alice", "espresso")) == {"a1", "a3"}
+    finally:
+        store.close()
+
+
+# -- 3. the index file: one realm file's own, rebuilt when it is not, its queue pruned -------------
+
+
+def harbor_notes(store: SqliteRealmStore, clock: ManualClock, numbers: Iterable[int]) -> None:
+    for n in numbers:
+        write(store, CreateOp(make(clock, f"a{n}", "alice", f"Harbor {n}", "Espresso at the harbor.")))
+
+
+def assert_reset(path: Path) -> FileState:
+    """The index file is this realm file's again, empty, with every record still to index."""
+    state = read_file_state(path)
+    assert state.index_meta["realm_uid"] == state.store_meta["realm_uid"]
+    assert state.index_meta["analyzer_version"] == str(ANALYZER_VERSION)
+    assert (state.indexed_upto, state.queue_upto) == (0, state.max_seq)
+    assert state.postings == [] and nonempty(state.scope_stats) == {}
+    assert_index_rule(state)
+    return state
+
+
+@pytest.mark.parametrize(
+    "foreign", ["another realm file's", "another analyzer's", "ahead of a restored realm file"]
+)
+def test_an_index_file_that_does_not_belong_to_the_realm_file_is_reset_and_rebuilt(
+    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None, foreign: str
+) -> None:
+    """An index is used only if it is this realm file's (``realm_uid``), built by this analyzer,
+    and claims no more than the realm file holds (a realm file restored from a backup is behind
+    its index); otherwise opening resets it and the first read rebuilds it from the records."""
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        harbor_notes(store, clock, range(3))
+    finally:
+        store.close()
+    backup = tmp_path / "backup.sqlite3"
+    shutil.copyfile(path, backup)  # closed: the WAL is checkpointed into the main file
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        harbor_notes(store, clock, range(3, 6))
+        assert store.forget(Scope.identity(REALM, "alice"), "a1", APPLICATION)
+        store.flush_index()
+    finally:
+        store.close()
+    own = read_file_state(path)
+    assert_index_rule(own)
+    assert (own.indexed_upto, own.queue_upto) == (6, 1)
+
+    if foreign == "another realm file's":
+        # Fewer records and no removal: only its realm_uid tells it apart. Its postings name docs
+        # 1 and 2 (a1 here is forgotten), so used as it is it would answer with the wrong records.
+        other = tmp_path / "other.sqlite3"
+        other_store = SqliteRealmStore(other, REALM, clock=clock)
+        try:
+            write(
+                other_store, CreateOp(make(clock, "o1", "alice", "Harbor kettle", "A kettle at the harbor."))
+            )
+            write(other_store, CreateOp(make(clock, "o2", "alice", "Harbor grinder", "A harbor grinder.")))
+            other_store.flush_index()
+        finally:
+            other_store.close()
+        assert read_index_marks(other) == (2, 0)
+        remove_index_file(path)
+        shutil.copyfile(index_path(other), index_path(path))
+    elif foreign == "another analyzer's":
+        with closing(sqlite3.connect(index_path(path))) as ix, ix:
+            ix.execute(
+                "UPDATE meta SET value = ? WHERE key = 'analyzer_version'", (str(ANALYZER_VERSION + 1),)
+            )
+    else:
+        for stale in (path, *StateLayout.sqlite_sidecars(path)):
+            stale.unlink(missing_ok=True)
+        shutil.copyfile(backup, path)  # three records, no removal: behind its index's (6, 1)
+
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        state = assert_reset(path)
+        if foreign != "another realm file's":
+            assert state.store_meta["realm_uid"] == own.store_meta["realm_uid"]  # the same realm file
+        with store.reading() as db:
+            assert store.backlog() == backlog_size(db, 0, state.queue_upto) == len(state.active_docs())
+        assert contextual_hits(store, "alice", "harbor") == state.active_docs()
+        assert_fully_indexed(store, path)
+    finally:
+        store.close()
+    assert state.ids(state.active_docs()) == (
+        {"a0", "a1", "a2"} if foreign == "ahead of a restored realm file" else {"a0", "a2", "a3", "a4", "a5"}
+    )
+
+
+def _scribble_pages(data: bytes) -> bytes:
+    """Every page but the first overwritten at its start: the header reads, the tables do not."""
+    out = bytearray(data)
+    for offset in range(4096, len(out), 4096):
+        out[offset : offset + 64] = bytes(range(64))
+    return bytes(out)
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda data: b"this is not a database, only bytes. " * 256,
+        lambda data: b"SQLite format 3\x00" + bytes(range(256)) * 32,
+        lambda data: data[: len(data) // 3],
+        _scribble_pages,
+        lambda data: b"",
+    ],
+    ids=["garbage", "header-then-garbage", "truncated", "corrupt-pages", "empty"],
+)
+def test_an_index_file_that_cannot_be_read_is_rebuilt_without_an_error(
+    tmp_path: Path, clock: ManualClock, mangle: Callable[[bytes], bytes]
+) -> None:
+    """The index is derived data: an index file that cannot be read is replaced, not reported."""
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        harbor_notes(store, clock, range(4))
+        assert store.forget(Scope.identity(REALM, "alice"), "a2", APPLICATION)
+        store.flush_index()
+    finally:
+        store.close()
+    index = index_path(path)
+    index.write_bytes(mangle(index.read_bytes()))
+
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        state = read_file_state(path)
+        assert state.ids(contextual_hits(store, "alice", "harbor")) == {"a0", "a1", "a3"}
+        state = assert_fully_indexed(store, path)
+        assert state.index_meta["realm_uid"] == state.store_meta["realm_uid"]
+    finally:
+        store.close()
+    assert index_path(path).read_bytes().startswith(b"SQLite format 3\x00")
+
+
+def test_deleting_the_index_file_between_runs_loses_nothing(
+    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None
+) -> None:
+    """Everything the index holds comes from the realm file: with the index file gone (after a
+    run that left a backlog of new records and queued removals, too), the next run rebuilds it
+    and recall finds exactly the active records."""
+    path = tmp_path / "r.sqlite3"
+    alice, bob = Scope.identity(REALM, "alice"), Scope.identity(REALM, "bob")
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        harbor_notes(store, clock, range(5))
+        write(store, CreateOp(make(clock, "b0", "bob", "Harbor kettle", "The kettle by the harbor.")))
+        store.flush_index()
+        assert store.forget(alice, "a1", APPLICATION)
+        write(
+            store,
+            CreateOp(make(clock, "a3v2", "alice", "Harbor moved", "Espresso by the pier.", supersedes="a3")),
+        )
+        harbor_notes(store, clock, range(5, 7))
+        write(store, CreateOp(make(clock, "b1", "bob", "Harbor grinder", "A grinder at the harbor.")))
+        assert store.forget(bob, "b0", APPLICATION)
+        assert store.backlog() > 0
+    finally:
+        store.close()
+    remove_index_file(path)
+
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        state = assert_reset(path)
+        assert state.ids(contextual_hits(store, "alice", "harbor")) == {"a0", "a2", "a4", "a3v2", "a5", "a6"}
+        assert state.ids(contextual_hits(store, "alice", "pier")) == {"a3v2"}
+        assert state.ids(contextual_hits(store, "bob", "harbor")) == {"b1"}
+        state = assert_fully_indexed(store, path)
+        assert state.ids(state.active_docs()) == {"a0", "a2", "a4", "a3v2", "a5", "a6", "b1"}
+    finally:
+        store.close()
+
+
+def test_a_catch_up_prunes_the_applied_removals_and_the_queue_never_reuses_a_number(
+    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None
+) -> None:
+    """Every record leaving ``active`` queues a removal in the realm file, whether the index took
+    it in yet or not (it is the index's to know: an indexing process may be taking it in right
+    then); once the index has applied them the store deletes them from the queue, and the next
+    removal is numbered past ``queue_upto`` all the same (AUTOINCREMENT), so the index cannot
+    take it for applied."""
+    path = tmp_path / "r.sqlite3"
+    alice = Scope.identity(REALM, "alice")
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        harbor_notes(store, clock, range(4))
+        store.flush_index()
+        assert store.forget(alice, "a0", APPLICATION)
+        assert store.forget(alice, "a1", APPLICATION)
+        write(
+            store,
+            CreateOp(make(clock, "a2v2", "alice", "Harbor moved", "Espresso by the pier.", supersedes="a2")),
+        )
+        harbor_notes(store, clock, [4])
+        assert store.forget(alice, "a4", APPLICATION)  # above indexed_upto: queued all the same
+        fleeting = make(clock, "a5", "alice", "Harbor 5", "Espresso at the harbor.")
+        write(store, CreateOp(fleeting), TombstoneOp("a5", alice))  # so is one that never saw the index
+        state = read_file_state(path)
+        assert state.queue == [
+            (seq, state.doc_of(i), "remove") for seq, i in enumerate(("a0", "a1", "a2", "a4", "a5"), 1)
+        ]
+        assert (state.indexed_upto, state.queue_upto) == (4, 0)
+        assert_index_rule(state)  # a0, a1 and a2 still indexed, their removals pending
+
+        store.flush_index()
+        state = assert_fully_indexed(store, path, pruned=True)
+        assert (state.queue_upto, state.max_seq) == (5, 5)
+        assert state.ids(state.active_docs()) == {"a2v2", "a3"}
+
+        assert store.forget(alice, "a3", APPLICATION)
+        state = read_file_state(path)
+        assert state.queue == [(6, state.doc_of("a3"), "remove")]  # not 1 again
+        assert_index_rule(state)  # a3 still indexed, its removal pending
+        assert state.ids(contextual_hits(store, "alice", "harbor")) == {"a2v2"}
+        state = assert_fully_indexed(store, path, pruned=True)
+        assert (state.queue_upto, state.max_seq) == (6, 6)
+    finally:
+        store.close()
+
+
+# -- 4. the quiet-time indexer, closing with a backlog, the inline threshold -----------------------
 
 
 def test_the_background_indexer_applies_the_backlog_once_writes_go_quiet(
     tmp_path: Path, clock: ManualClock, eventually: Callable[..., bool]
 ) -> None:
     """With no read of the index and no flush, the upkeep thread applies the whole backlog (new
-    records in several chunks, then a queued removal) once no write has come for a moment."""
+    records in several chunks, then a queued removal, which it prunes) once no write has come for
+    a moment."""
     path = tmp_path / "r.sqlite3"
     store = SqliteRealmStore(path, REALM, clock=clock)
     try:
@@ -472,7 +998,7 @@ def test_the_background_indexer_applies_the_backlog_once_writes_go_quiet(
 
         assert store.forget(Scope.identity(REALM, "alice"), "a7", APPLICATION)  # a queued removal
         assert eventually(lambda: store.backlog() == 0), f"backlog still {store.backlog()} after 5 s"
-        state = assert_fully_indexed(store, path)
+        state = assert_fully_indexed(store, path, pruned=True)
         assert state.scope_stats[state.scope_ids["alice"]][0] == notes - 1
     finally:
         store.close()
@@ -499,8 +1025,8 @@ def test_closing_the_store_with_a_backlog_loses_none_of_it(tmp_path: Path, clock
             )
         finally:
             store.close()
-        with closing(sqlite3.connect(path)) as db:
-            left = backlog_size(db)
+        with closing(sqlite3.connect(path)) as db, closing(sqlite3.connect(index_path(path))) as ix:
+            left = backlog_size(db, *read_marks(ix))
         store = SqliteRealmStore(path, REALM, clock=clock)
         try:
             state = read_file_state(path)
@@ -527,13 +1053,14 @@ def test_a_write_that_brings_the_backlog_to_the_threshold_applies_it_inline(
         ]
         write(store, *map(CreateOp, records))
         with store.reading() as db:
-            assert store.backlog() == 0 == backlog_size(db)
-        assert_fully_indexed(store, path)
+            assert store.backlog() == 0 == backlog_size(db, *read_index_marks(path))
+        state = assert_fully_indexed(store, path)
+        assert state.indexed_upto == INDEX_FLUSH_THRESHOLD
     finally:
         store.close()
 
 
-# -- 4. WAL checkpoints off the write path -----------------------------------------------------
+# -- 5. WAL checkpoints off the write path -----------------------------------------------------
 
 
 def records_in_main_file(realm_file: Path, tmp_path: Path) -> int:

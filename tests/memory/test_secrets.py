@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from meta_memory.memory import secrets
 from meta_memory.memory.secrets import (
     SECRET_CLASSES,
     SecretMatch,
@@ -184,3 +185,61 @@ _PROSE_TOKEN = st.one_of(
 def test_ordinary_prose_never_matches_a_secret_class(prose: str) -> None:
     assert scan_secrets(prose) is None
     assert find_secret_in_fields(prose, prose, prose, [prose]) is None
+
+
+# The cheap pre-check in front of the credential pattern must never clear a text the pattern
+# refuses: compare the scan with the bare patterns, field by field, on texts glued from
+# secret-shaped and ordinary fragments (case variants, and the two non-ASCII letters that
+# match key-name letters case-insensitively: the long s and the Kelvin sign).
+_FRAGMENTS = [
+    AWS_KEY,
+    AWS_KEY.lower(),
+    GHP + "a" * 36,
+    GITHUB_PAT + "b" * 22,
+    PEM_BEGIN,
+    PEM_END,
+    "api_key",
+    "API-KEY",
+    " = ",
+    ": '",
+    LONG_VALUE,
+    "your-api-key-goes-here",
+    f"API-KEY = {LONG_VALUE}",
+    f"Auth_Token: '{LONG_VALUE}",
+    f"client_\u017fecret = {LONG_VALUE}",
+    f"api_\u212aey={LONG_VALUE}",
+    f"{PEM_BEGIN}\nMIIE\n{PEM_END}",
+    "x",
+    " ",
+    "\n",
+    "é",
+    "_",
+]
+_glued = st.lists(st.sampled_from(_FRAGMENTS), max_size=6).map("".join)
+
+
+def _bare_patterns(text: str) -> str | None:
+    if secrets._AWS_ACCESS_KEY_ID.search(text):
+        return "aws-access-key-id"
+    if secrets._GITHUB_TOKEN.search(text):
+        return "github-token"
+    if secrets._PRIVATE_KEY_BEGIN in text and secrets._PRIVATE_KEY_END in text:
+        return "private-key"
+    if secrets._CREDENTIAL_ASSIGNMENT.search(text):
+        return "credential-assignment"
+    return None
+
+
+@given(title=_glued, description=_glued, body=_glued, tags=st.lists(_glued, max_size=3))
+def test_the_scan_refuses_exactly_what_the_bare_patterns_match(
+    title: str, description: str, body: str, tags: list[str]
+) -> None:
+    expected = None
+    for field, text in [("title", title), ("description", description), ("body", body)] + [
+        ("tags", tag) for tag in tags
+    ]:
+        found = _bare_patterns(text)
+        if found is not None:
+            expected = SecretMatch(field, found)
+            break
+    assert find_secret_in_fields(title, description, body, tags) == expected

@@ -18,6 +18,7 @@ from meta_memory.memory.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
 from meta_memory.runtime import MetaRuntime
 from meta_memory.sdk import MetaHandle
 from meta_memory.storage.doctor import FINDING_CODES, Diagnosis, Finding, diagnose
+from meta_memory.storage.layout import StateLayout
 
 
 def make_realm(state: Path, realm: str = "default") -> Path:
@@ -320,7 +321,11 @@ def test_unreadable_realm_files_are_errors_with_an_unknown_inventory_row(
     assert "file is not a database" not in finding.message and "malformed" not in finding.message
     [entry] = diagnosis.inventory
     assert (entry.schema_version, entry.records, entry.pending_index) == (None, None, None)
-    assert entry.bytes == (state / "agent-memory" / "default.sqlite3").stat().st_size
+    realm_file = state / "agent-memory" / "default.sqlite3"
+    index_file = StateLayout.recall_index_path(realm_file)  # a corrupted realm may have one
+    assert entry.bytes == realm_file.stat().st_size + (
+        index_file.stat().st_size if index_file.exists() else 0
+    )
 
 
 def test_an_empty_realm_file_reads_as_schema_zero_awaiting_its_upgrade(tmp_path: Path) -> None:
@@ -383,7 +388,10 @@ def test_paths_with_uri_characters_are_opened_as_the_files_they_name(tmp_path: P
     diagnosis = diagnose(state)
     assert not diagnosis.has_errors
     assert [(e.realm, e.schema_version) for e in diagnosis.inventory] == [("what?#%", SCHEMA_VERSION)]
-    assert sorted(p.name for p in (state / "agent-memory").iterdir()) == ["what%3F%23%25.sqlite3"]
+    assert sorted(p.name for p in (state / "agent-memory").iterdir()) == [
+        "what%3F%23%25.sqlite3",
+        "what%3F%23%25.sqlite3-index",  # its recall index, left as the runtime closed it
+    ]
 
 
 def test_file_names_that_are_not_utf8_are_reported_in_encodable_text(tmp_path: Path) -> None:

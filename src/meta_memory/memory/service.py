@@ -41,6 +41,7 @@ from .records import (
     content_hash,
     new_memory_id,
 )
+from .sqlite.index_worker import IndexWorkerProcess
 from .sqlite.store import SqliteRealmStore
 from .store import InjectionRow
 from .validator import CreateOp, WriteBatch, validate_fields
@@ -83,7 +84,10 @@ class AgentMemory:
         clock: Clock,
         events: EventSink,
         provider: RecallProvider | None = None,
+        serving: bool = False,
     ) -> None:
+        """``serving``: the runtime is a gateway's, so ``index_worker = "auto"`` means a helper
+        process builds the recall index (index_worker.py)."""
         self.layout = layout
         self.root = root
         self.config = config
@@ -94,6 +98,10 @@ class AgentMemory:
         self.import_reports: dict[str, ImportReport] = {}
         self._open_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="meta-recall")
+        mode = config.index_worker
+        self.index_worker = (
+            IndexWorkerProcess() if mode == "process" or (mode == "auto" and serving) else None
+        )
 
     # -- realms --------------------------------------------------------------------
 
@@ -110,6 +118,7 @@ class AgentMemory:
                     realm,
                     clock=self.clock,
                     durability=self.config.durability,
+                    index_worker=self.index_worker,
                 )
                 legacy_dir = self.layout.realm_legacy_markdown_dir(realm, self.root)
                 if legacy_dir.is_dir():
@@ -125,6 +134,8 @@ class AgentMemory:
             for store in self._stores.values():
                 store.close()
             self._stores.clear()
+        if self.index_worker is not None:
+            self.index_worker.close()
 
     # -- the API (JSON-RPC params or the same dict from Python) -------------------------
 

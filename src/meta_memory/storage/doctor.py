@@ -21,8 +21,8 @@ from ..errors import CapabilityUnavailable, InvalidParams, StorageRefused
 from ..ledger.local_json import LocalJsonBackend
 from ..memory.legacy_import import pending_legacy_files
 from ..memory.records import ScopeKind, Status
-from ..memory.sqlite.indexing import backlog_size
 from ..memory.sqlite.migrations import SCHEMA_VERSION, applied_versions
+from ..memory.sqlite.recall_index import backlog_size, read_marks
 from .census import StorageCensus
 from .layout import (
     AGENT_MEMORY_DIR,
@@ -122,7 +122,9 @@ class Finding:
 @dataclass(frozen=True)
 class RealmInventory:
     """One realm file. ``None`` fields could not be read (the findings say why); ``bytes`` is the
-    file plus its ``-wal``; ``identity_records`` is counted only when an identity was asked for."""
+    file plus its ``-wal``, and its recall-index file plus that file's ``-wal``; ``pending_index``
+    is the work that index file is behind by; ``identity_records`` is counted only when an
+    identity was asked for."""
 
     realm: str
     path: Path
@@ -378,7 +380,19 @@ def _optional(query: Callable[[], T]) -> T | None:
         return None
 
 
-def _realm_reader(identity: str | None) -> Callable[[sqlite3.Connection], _RealmView]:
+def _index_marks(realm_path: Path) -> tuple[int, int]:
+    """The realm's recall-index watermarks, read like any other file here; (0, 0) when it has no
+    readable index file (the runtime rebuilds it: everything is backlog)."""
+    index_path = StateLayout.recall_index_path(realm_path)
+    if not index_path.exists():
+        return 0, 0
+    try:
+        return _read_sqlite(index_path, read_marks).value
+    except _Unreadable:
+        return 0, 0
+
+
+def _realm_reader(identity: str | None, marks: tuple[int, int]) -> Callable[[sqlite3.Connection], _RealmView]:
     def read(db: sqlite3.Connection) -> _RealmView:
         db.execute("BEGIN")  # one snapshot for every count
         try:
@@ -403,7 +417,7 @@ def _realm_reader(identity: str | None) -> Callable[[sqlite3.Connection], _Realm
                         )
                     )
             if {"index_queue", "store_meta", "records"} <= tables:
-                pending = _optional(lambda: backlog_size(db))
+                pending = _optional(lambda: backlog_size(db, *marks))
         finally:
             db.execute("COMMIT")
         return _RealmView(
@@ -421,11 +435,14 @@ def _size(path: Path) -> int:
 
 
 def _inspect_realm(path: Path, realm: str, identity: str | None, out: Diagnosis) -> RealmInventory:
-    wal, _ = StateLayout.sqlite_sidecars(path)
-    size = _size(path) + _size(wal)
+    index = StateLayout.recall_index_path(path)
+    size = sum(
+        _size(p)
+        for p in (path, index, StateLayout.sqlite_sidecars(path)[0], StateLayout.sqlite_sidecars(index)[0])
+    )
     unknown = RealmInventory(realm, path, None, None, size, None, identity, None)
     try:
-        read = _read_sqlite(path, _realm_reader(identity))
+        read = _read_sqlite(path, _realm_reader(identity, _index_marks(path)))
     except _Unreadable as exc:
         out.add(
             "error",

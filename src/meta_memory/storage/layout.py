@@ -48,6 +48,7 @@ AGENT_MEMORY_LEGACY_DIR = "agent-memory-sqlite"
 LOCK_FILE = ".meta-runtime.lock"
 EVENT_LOG_FILE = "event_log.sqlite3"
 REALM_DB_SUFFIX = ".sqlite3"
+RECALL_INDEX_SUFFIX = "-index"  # <enc(realm)>.sqlite3-index (and its own -wal / -shm)
 # What a stage (a file written whole, then renamed over its target) is called while it exists.
 STAGE_SUFFIX = ".tmp"
 # Legacy markdown memory inside a realm's directory: pending, then renamed once imported or refused.
@@ -217,6 +218,12 @@ class StateLayout:
     def realm_from_dir_name(dir_name: str) -> str | None:
         """The realm whose legacy markdown directory is ``dir_name`` (``None``: no realm's)."""
         return decode_component(dir_name)
+
+    @staticmethod
+    def recall_index_path(db_path: Path) -> Path:
+        """The realm file's recall-index file (derived data, rebuilt when missing): beside it, named
+        so no realm-file listing (``*.sqlite3``) ever takes it for a realm."""
+        return db_path.with_name(db_path.name + RECALL_INDEX_SUFFIX)
 
     @staticmethod
     def sqlite_sidecars(db_path: Path) -> tuple[Path, Path]:

@@ -200,12 +200,41 @@ def _m005_index_watermark(db: sqlite3.Connection) -> None:
     )
 
 
+def _m006_index_file(db: sqlite3.Connection) -> None:
+    """The recall index moves to a file of its own (recall_index.py; the store copies a schema-5
+    index there first). The realm file keeps what only it can know: which records left
+    ``active`` (``index_queue``, now numbered by AUTOINCREMENT so that an index file's
+    ``queue_upto`` never sees a number twice after the queue is pruned) and a ``realm_uid``
+    that ties an index file to this realm file."""
+    _script(
+        db,
+        """
+        DROP TABLE postings;
+        DROP TABLE terms;
+        ALTER TABLE scopes DROP COLUMN doc_count;
+        ALTER TABLE scopes DROP COLUMN total_len;
+        DELETE FROM store_meta WHERE key IN ('indexed_upto', 'analyzer_version');
+        INSERT INTO store_meta (key, value) VALUES ('realm_uid', lower(hex(randomblob(16))))
+            ON CONFLICT (key) DO NOTHING;
+        CREATE TABLE index_queue_v6 (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            doc INTEGER NOT NULL,
+            op TEXT NOT NULL                        -- remove (add: rows of schema-4 files)
+        );
+        INSERT INTO index_queue_v6 (seq, doc, op) SELECT seq, doc, op FROM index_queue;
+        DROP TABLE index_queue;
+        ALTER TABLE index_queue_v6 RENAME TO index_queue;
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "records_audit_injections_recall_index", _m001_records),
     (2, "governance_tables", _m002_governance),
     (3, "legacy_import_ledger", _m003_import_ledger),
     (4, "store_meta", _m004_store_meta),
     (5, "recall_index_watermark", _m005_index_watermark),
+    (6, "recall_index_file", _m006_index_file),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -2,10 +2,11 @@
 
 Every write runs ``BEGIN IMMEDIATE`` → the one validator (reading inside the same
 transaction) → apply → one audit row per op → ``COMMIT``. The recall index (postings of
-active records, per scope) is derived data kept just behind the writes (indexing.py): a
-write leaves a backlog row or nothing, the backlog is applied in batches, in quiet spells
-on the shared upkeep thread (upkeep.py), and always before the index is read, so a record is
-recallable as soon as ``remember`` returns. Durability "process" (the default) keeps WAL with
+active records, per scope) is derived data in a file of its own (recall_index.py), kept just
+behind the writes: a write leaves a queue row or nothing, and the backlog is applied in
+batches by the indexing process when there is one (index_worker.py), else inline once it
+grows long and in quiet spells on the shared upkeep thread (upkeep.py); it is always caught up
+before the index is read, so a record is recallable as soon as ``remember`` returns. Durability "process" (the default) keeps WAL with
 ``synchronous=NORMAL``: a commit is in the OS before the reply, so ``kill -9`` loses nothing;
 "power" adds an fsync per commit. WAL checkpoints run on the upkeep thread too (checkpoint.py).
 """
@@ -21,11 +22,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ...clock import Clock
 from ...errors import InternalError, StoreCorrupt, WriteRefused
-from ..recall.analyzer import ANALYZER_VERSION
+from ...storage.layout import StateLayout
 from ..records import (
     Author,
     Record,
@@ -36,8 +37,9 @@ from ..records import (
 from ..store import CommitResult, InjectionRow
 from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch
 from .checkpoint import Checkpointer
-from .indexing import WATERMARK_KEY, BackgroundIndexer, IndexBacklog, backlog_size
-from .migrations import migrate
+from .indexing import BackgroundIndexer
+from .migrations import applied_versions, migrate
+from .recall_index import RecallIndexFile, adopt_in_file_index
 from .rows import INSERT_RECORD, RECORD_COLUMNS, dumps, record_from_row, record_values, wire_json
 from .term_index import SqliteTermIndex
 from .usage import FLUSH_THRESHOLD as USAGE_FLUSH_THRESHOLD
@@ -48,27 +50,46 @@ __all__ = ["SqliteRealmStore"]
 _log = logging.getLogger(__name__)
 
 INDEX_FLUSH_THRESHOLD = 512
+# With an indexing process, writes look at the real backlog only this often: the process
+# normally keeps up, and the inline catch-up is the bound for when it does not.
+WORKER_CHECK_EVERY = 4096
+WORKER_NUDGE_GAP_S = 0.002
+
+
+class IndexWorkerLink(Protocol):
+    """How a store asks an indexing process (index_worker.py) to catch its index file up."""
+
+    def nudge(self, realm_path: Path) -> bool:
+        """Ask for a catch-up of ``realm_path``'s index soon; False if no process can take it."""
+        ...
 
 
 class SqliteRealmStore:
     """One realm's SQLite file. Thread-safe: one connection behind a lock."""
 
-    def __init__(self, path: Path, realm: str, *, clock: Clock, durability: str = "process") -> None:
+    def __init__(
+        self,
+        path: Path,
+        realm: str,
+        *,
+        clock: Clock,
+        durability: str = "process",
+        index_worker: IndexWorkerLink | None = None,
+    ) -> None:
         self.path = path
         self.realm = realm
         self._clock = clock
         self._lock = threading.RLock()
         self._scope_ids: dict[tuple[str, str], int] = {}
         self._scope_by_id: dict[int, Scope] = {}
-        self._term_ids: dict[str, int] = {}
-        self._txn_new_terms: list[str] = []
         self._txn_new_scopes: list[tuple[str, str]] = []
+        self._worker = index_worker
+        self._nudged_at = -1.0  # monotonic time of the last nudge, and whether the helper took it
+        self._worker_took_it = False
+        # Writes since the index was last known to be caught up (with a worker: an upper bound).
         self._pending_index = 0
-        self._flush_pending = False
-        # scope_id -> term_id -> df, for the term index; dropped for a scope whenever its postings change.
-        self._df_cache: dict[int, dict[int, int]] = {}
+        self._queued_removals = 0  # index_queue rows written since the last prune
         self._usage = PendingUsage()  # recall counters not yet written back (usage.py)
-        self._backlog = IndexBacklog(self)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -84,98 +105,101 @@ class SqliteRealmStore:
             if mode != "wal":
                 raise sqlite3.DatabaseError(f"journal_mode is {mode}, not wal")
             self._db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'power' else 'NORMAL'}")
+            index_path = StateLayout.recall_index_path(path)
+            if applied_versions(self._db)[-1:] == [5]:
+                adopt_in_file_index(self._db, index_path)  # schema 5 kept the index in this file
             migrate(self._db, clock.now_ms())
-            self._reindex_if_analyzer_changed()
-            self._pending_index = backlog_size(self._db)
+            (self._realm_uid,) = self._db.execute(
+                "SELECT value FROM store_meta WHERE key = 'realm_uid'"
+            ).fetchone()
             self._db.execute("SELECT count(*) FROM records WHERE doc < 0").fetchone()
             # Checkpoints run on the upkeep thread (see checkpoint.py), not inside a commit.
             self._db.execute("PRAGMA wal_autocheckpoint = 0")
-        except (sqlite3.DatabaseError, RuntimeError) as exc:
+        except (sqlite3.DatabaseError, RuntimeError, TypeError) as exc:
             self._db.close()
             raise StoreCorrupt(f"realm file {path} cannot be read as a realm store: {exc}") from exc
+        try:
+            self._index = self._open_index(index_path)
+            self._pending_index = self._index.backlog(self._db)
+            (self._queued_removals,) = self._db.execute("SELECT count(*) FROM index_queue").fetchone()
+        except BaseException:
+            self._db.close()
+            raise
         self._last_write_s = time.monotonic()
         self._checkpointer = Checkpointer(path)
         self._indexer = BackgroundIndexer(self)
         if self._pending_index:
             self._indexer.nudge()
 
-    def _reindex_if_analyzer_changed(self) -> None:
-        """Rebuild the recall index when it was built by another analyzer version.
-
-        Terms depend on the analyzer (stemmer, word lists), so an index built by another
-        version would miss matches and could not be unindexed; the rebuild is backlog work.
-        """
-        row = self._db.execute("SELECT value FROM store_meta WHERE key = 'analyzer_version'").fetchone()
-        if row is not None and row[0] == str(ANALYZER_VERSION):
-            return
-        self._db.execute("BEGIN IMMEDIATE")
+    def _open_index(self, index_path: Path) -> RecallIndexFile:
+        """The recall-index file, verified against this realm file. It is derived data: one that
+        cannot be read (not SQLite, truncated, corrupt pages) is deleted and rebuilt, which is
+        backlog work."""
         try:
-            if row is not None:  # every record goes back to the backlog
-                self._db.execute("DELETE FROM postings")
-                self._df_cache.clear()
-                self._db.execute("DELETE FROM index_queue")
-                self._db.execute("UPDATE scopes SET doc_count = 0, total_len = 0")
-                self._db.execute("DELETE FROM store_meta WHERE key = ?", (WATERMARK_KEY,))
-            self._db.execute(
-                "INSERT INTO store_meta (key, value) VALUES ('analyzer_version', ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (str(ANALYZER_VERSION),),
+            return self._open_verified_index(index_path)
+        except sqlite3.DatabaseError as exc:
+            _log.warning(
+                "recall index %s is unreadable (%s); rebuilding it from %s", index_path, exc, self.path
             )
-            self._db.execute("COMMIT")
+        for stale in (index_path, *StateLayout.sqlite_sidecars(index_path)):
+            stale.unlink(missing_ok=True)
+        try:
+            return self._open_verified_index(index_path)
+        except sqlite3.Error as exc:
+            raise StoreCorrupt(f"cannot create recall index file {index_path}: {exc}") from exc
+
+    def _open_verified_index(self, index_path: Path) -> RecallIndexFile:
+        index = RecallIndexFile(index_path)
+        try:
+            if index.verify(self._db, self._realm_uid):
+                _log.info("recall index %s rebuilds from %s", index_path, self.path)
         except BaseException:
-            self._db.execute("ROLLBACK")
+            index.close()
             raise
+        return index
 
     # -- transactions ----------------------------------------------------------------
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._txn_new_terms = []
             self._txn_new_scopes = []
+            pending = self._pending_index
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
-                if self._flush_pending:
-                    self._apply_backlog(self._db)
                 if self._usage:
                     self._usage.write_back(self._db)
                 self._db.execute("COMMIT")
                 self._usage.clear()
             except BaseException:
                 self._db.execute("ROLLBACK")
-                # Term and scope ids handed out inside the rolled-back transaction do not exist
-                # (and SQLite may hand the same ids to other terms or scopes next time).
-                for term in self._txn_new_terms:
-                    self._term_ids.pop(term, None)
+                # Scope ids handed out inside the rolled-back transaction do not exist (and
+                # SQLite may hand the same ids to other scopes next time).
                 for key in self._txn_new_scopes:
                     self._scope_by_id.pop(self._scope_ids.pop(key), None)
-                self._df_cache.clear()
-                self._pending_index = backlog_size(self._db)
-                self._flush_pending = False
+                self._pending_index = pending
                 raise
             self._checkpointer.nudge(self._db)
+            if self._pending_index > pending:
+                self._after_commit(first=pending == 0)
 
     @contextmanager
     def _savepoint(self, db: sqlite3.Connection, name: str = "step") -> Iterator[None]:
         """A savepoint inside the caller's open ``_write()`` transaction: an exception undoes only
-        what was written since it opened (and the term and scope ids handed out meanwhile), then
-        propagates; the enclosing transaction goes on."""
-        terms, scopes = len(self._txn_new_terms), len(self._txn_new_scopes)
+        what was written since it opened (and the scope ids handed out meanwhile), then
+        propagates; the enclosing transaction goes on. (The backlog count may then overstate the
+        backlog, which only costs a catch-up that finds nothing to do.)"""
+        scopes = len(self._txn_new_scopes)
         db.execute(f"SAVEPOINT {name}")
         try:
             yield
         except BaseException:
             db.execute(f"ROLLBACK TO {name}")
             db.execute(f"RELEASE {name}")
-            for term in self._txn_new_terms[terms:]:
-                self._term_ids.pop(term, None)
             for key in self._txn_new_scopes[scopes:]:
                 self._scope_by_id.pop(self._scope_ids.pop(key), None)
-            del self._txn_new_terms[terms:]
             del self._txn_new_scopes[scopes:]
-            self._df_cache.clear()
-            self._pending_index = backlog_size(db)
             raise
         db.execute(f"RELEASE {name}")
 
@@ -218,51 +242,64 @@ class SqliteRealmStore:
             self._scope_ids[(kind, key)] = scope_id
         return scope
 
-    def _term_id(self, term: str) -> int:
-        term_id = self._term_ids.get(term)
-        if term_id is None:
-            row = self._db.execute("SELECT term_id FROM terms WHERE term = ?", (term,)).fetchone()
-            if row is None:
-                term_id = self._db.execute("INSERT INTO terms (term) VALUES (?)", (term,)).lastrowid
-                self._txn_new_terms.append(term)
-            else:
-                term_id = row[0]
-            assert term_id is not None
-            self._term_ids[term] = term_id
-        return term_id
-
-    def lookup_term_ids(self, terms: Iterable[str]) -> dict[str, int]:
-        """Ids of the terms the realm knows (terms it never indexed are absent)."""
-        out: dict[str, int] = {}
-        missing: list[str] = []
-        for term in terms:
-            term_id = self._term_ids.get(term)
-            if term_id is None:
-                missing.append(term)
-            else:
-                out[term] = term_id
-        if missing:
-            marks = ",".join("?" * len(missing))
-            for term, term_id in self._db.execute(
-                f"SELECT term, term_id FROM terms WHERE term IN ({marks})", missing
-            ):
-                self._term_ids[term] = term_id
-                out[term] = term_id
-        return out
-
     # -- recall index backlog ----------------------------------------------------------------
 
     def _grow_backlog(self) -> None:
+        """Count one record for the index to take in or drop (inside the write transaction)."""
         self._last_write_s = time.monotonic()
         self._pending_index += 1
-        if self._pending_index == 1:
+
+    def _after_commit(self, *, first: bool) -> None:
+        """A committed write left index work: hand it on, or do it once the backlog is long.
+        ``first``: the index was current before it (the quiet-time task starts watching)."""
+        if self._worker is not None:
+            now = time.monotonic()
+            # At most one nudge per WORKER_NUDGE_GAP_S: the helper takes in everything committed
+            # by the time it looks, and the quiet-time task nudges again for whatever came after.
+            if now - self._nudged_at >= WORKER_NUDGE_GAP_S:
+                self._nudged_at = now
+                self._worker_took_it = self._worker.nudge(self.path)
+            if self._worker_took_it:
+                if self._pending_index >= WORKER_CHECK_EVERY:
+                    self._pending_index = self._index.backlog(self._db)  # what the process left
+                    if self._pending_index >= INDEX_FLUSH_THRESHOLD:
+                        self._catch_up_after_write()
+                if first:
+                    self._indexer.nudge()  # quiet-time upkeep: re-nudge, prune the queue
+                return
+        if first:
             self._indexer.nudge()
         if self._pending_index >= INDEX_FLUSH_THRESHOLD:
-            self._flush_pending = True
+            self._catch_up_after_write()
+
+    def _catch_up_after_write(self) -> None:
+        # The write is committed and acknowledged whatever happens here: a failure leaves backlog.
+        try:
+            self._catch_up(None)
+        except (sqlite3.Error, StoreCorrupt) as exc:  # pragma: no cover - I/O faults
+            _log.warning("recall index of %s could not catch up: %s", self.path, exc)
 
     def backlog(self) -> int:
-        """About how many records the recall index is behind by (exact after each apply)."""
+        """About how many records the recall index is behind by (never less; exact after each
+        catch-up this store runs)."""
         return self._pending_index
+
+    def has_worker(self) -> bool:
+        return self._worker is not None
+
+    def index_behind_worker(self, chunk: int) -> bool:
+        """With an indexing process, in a quiet spell: whether the index is still behind. Once
+        it has caught up the queue is pruned; while it is behind the process is nudged again (a
+        nudge may have been dropped), or, if no process can take it, ``chunk`` records are
+        caught up here."""
+        with self._lock:
+            if not self._index.behind(self._db):
+                self._pending_index = 0
+                self.prune_queue()
+                return False
+        if self._worker is None or not self._worker.nudge(self.path):
+            self.apply_backlog(chunk)
+        return True
 
     def quiet_for(self) -> float:
         """Seconds since the last write that left upkeep behind, or the last recall."""
@@ -279,14 +316,35 @@ class SqliteRealmStore:
 
     def apply_backlog(self, limit: int | None) -> int:
         """Apply the backlog (at most ``limit`` new records of it) in one transaction."""
-        with self._write() as db:
-            return self._apply_backlog(db, limit)
+        with self._lock:
+            return self._catch_up(limit)
 
-    def _apply_backlog(self, db: sqlite3.Connection, limit: int | None = None) -> int:
-        done = self._backlog.apply(db, limit)
-        self._pending_index = backlog_size(db) if limit is not None else 0
-        self._flush_pending = False
+    def _catch_up(self, limit: int | None) -> int:
+        """Catch the index file up (under the lock, outside any realm transaction); an index the
+        indexing process already caught up costs two small reads."""
+        if not self._index.behind(self._db):
+            self._pending_index = 0
+            return 0
+        done = self._index.catch_up(self._db, limit)
+        self._pending_index = self._index.backlog(self._db) if limit is not None else 0
+        self.prune_queue()
         return done
+
+    def prune_queue(self) -> None:
+        """Drop the realm file's queued removals the index has applied."""
+        with self._lock:
+            if not self._queued_removals or self._db.in_transaction:
+                return
+            applied = self._index.marks()[1]
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("DELETE FROM index_queue WHERE seq <= ?", (applied,))
+                (left,) = self._db.execute("SELECT count(*) FROM index_queue").fetchone()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._queued_removals = left
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -337,7 +395,7 @@ class SqliteRealmStore:
         doc = cur.lastrowid
         assert doc is not None
         if r.status is Status.ACTIVE:
-            self._grow_backlog()  # above the index watermark: the next apply indexes it
+            self._grow_backlog()  # above the index watermark: the next catch-up indexes it
             if r.supersedes is not None:
                 self._leave_active(db, r.supersedes, Status.SUPERSEDED, now, superseded_by=r.id)
         if r.status is Status.QUARANTINED and not r.ever_quarantined:
@@ -354,7 +412,11 @@ class SqliteRealmStore:
         superseded_by: str | None = None,
     ) -> None:
         doc, old_status = db.execute("SELECT doc, status FROM records WHERE id = ?", (memory_id,)).fetchone()
-        if old_status == Status.ACTIVE.value and self._backlog.note_removal(db, doc):
+        if old_status == Status.ACTIVE.value:
+            # Always queued: whether the index took this record in yet is the index's to know
+            # (another process may be indexing it right now).
+            db.execute("INSERT INTO index_queue (doc, op) VALUES (?, 'remove')", (doc,))
+            self._queued_removals += 1
             self._grow_backlog()
         db.execute(
             "UPDATE records SET status = ?, superseded_by = ?, updated_at_ms = ? WHERE doc = ?",
@@ -556,7 +618,7 @@ class SqliteRealmStore:
             if self._pending_index:
                 self.flush_index()
             scope_id = self._scope_id(scope, create=False)
-        return SqliteTermIndex(self, scope_id)
+        return SqliteTermIndex(self, self._index, scope_id)
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         if not docs:
@@ -630,6 +692,7 @@ class SqliteRealmStore:
             except (sqlite3.Error, StoreCorrupt) as exc:  # pragma: no cover - I/O faults at shutdown
                 _log.warning("usage counters of %s were not written back: %s", self.path, exc)
         with self._lock:
+            self._index.close()
             try:
                 self._db.close()
             except sqlite3.Error as exc:  # pragma: no cover - close failures are I/O faults

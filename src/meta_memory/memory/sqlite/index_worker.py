@@ -1,0 +1,211 @@
+"""The indexing process: builds realms' recall-index files beside the process that writes them.
+
+Applying the recall index costs about as much CPU as the rest of a ``remember`` (analysis,
+then dozens of postings per record), and in one interpreter it competes with the request
+thread for the GIL: a background thread applying it under sustained writes slowed both
+(measured). So the gateway starts one helper process (:class:`IndexWorkerProcess`) that serves
+every realm it opens. After each write that leaves index work the store sends the realm file's
+path down the helper's stdin (a non-blocking pipe write of one line); the helper follows the
+realm file on a read-only connection and catches its index file up in short transactions
+(:meth:`RecallIndexFile.catch_up`), so it never touches the realm file's write lock. It runs
+at a lower CPU priority than the gateway: it uses what the request path leaves idle.
+
+Nothing depends on the helper for correctness: a read of the index catches it up first either
+way (under the index file's write lock, so the two never apply the same work twice), the store
+still applies the backlog inline once it is long, and a helper that dies is restarted (a few
+times a minute at most; after that the store indexes inline, as the library does by default).
+When the gateway exits, the helper reads end-of-file and exits too.
+
+    python -c "from meta_memory.memory.sqlite.index_worker import main; main()"  # paths on stdin
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import logging
+import os
+import select
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from ...storage.layout import StateLayout
+from ..recall.analyzer import ANALYZER_VERSION
+from .recall_index import RecallIndexFile, connect_readonly
+
+__all__ = ["IndexWorkerProcess", "main"]
+
+_log = logging.getLogger(__name__)
+
+# New records per catch-up transaction: long enough to amortize a commit, short enough that a
+# recall waiting on the index file's write lock waits a few tens of milliseconds at most.
+CHUNK = 128
+OPEN_REALMS = 32  # realm files the helper keeps connections to (least recently nudged closed first)
+NICE = 5
+RESTARTS_PER_MINUTE = 5
+
+
+_ENTRY = "import sys; from meta_memory.memory.sqlite.index_worker import main; sys.exit(main())"
+
+
+class IndexWorkerProcess:
+    """The gateway's side: starts, nudges, restarts and stops one helper process."""
+
+    def __init__(self, argv: list[str] | None = None) -> None:
+        self._argv = argv or [sys.executable, "-c", _ENTRY]
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._starts: collections.deque[float] = collections.deque(maxlen=RESTARTS_PER_MINUTE)
+        self._closed = False
+
+    def nudge(self, realm_path: Path) -> bool:
+        """Ask the helper to catch ``realm_path``'s index up; False when no helper can take it.
+
+        One non-blocking pipe write: a helper that died shows up as a broken pipe (and is
+        restarted, once per nudge), not by polling it on every write.
+        """
+        line = json.dumps(str(realm_path)).encode() + b"\n"
+        with self._lock:
+            for _ in range(2):
+                proc = self._proc if self._proc is not None else self._start()
+                if proc is None:
+                    return False
+                assert proc.stdin is not None
+                try:
+                    os.write(proc.stdin.fileno(), line)
+                    return True
+                except BlockingIOError:
+                    return True  # the pipe is full of nudges the helper has yet to read: it will
+                except OSError:
+                    self._reap()
+            return False
+
+    def pid(self) -> int | None:
+        with self._lock:
+            proc = self._proc
+            return proc.pid if proc is not None and proc.poll() is None else None
+
+    def _start(self) -> subprocess.Popen[bytes] | None:
+        if self._closed:
+            return None
+        now = time.monotonic()
+        if len(self._starts) == self._starts.maxlen and now - self._starts[0] < 60:
+            return None  # restarting in a loop: leave the index to the stores (inline)
+        self._starts.append(now)
+        try:
+            proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        except OSError as exc:
+            _log.warning("cannot start the indexing process (%s); indexing inline", exc)
+            return None
+        assert proc.stdin is not None
+        os.set_blocking(proc.stdin.fileno(), False)
+        self._proc = proc
+        return proc
+
+    def _reap(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):  # a pipe already broken
+                proc.stdin.close()
+        _log.warning("indexing process %d exited with %s; restarting it", proc.pid, proc.returncode)
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Stop the helper: end-of-file on its stdin, then wait (kill if it does not exit)."""
+        with self._lock:
+            self._closed = True
+            proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        assert proc.stdin is not None
+        with contextlib.suppress(OSError):  # the helper already gone
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a wedged helper
+            proc.kill()
+            proc.wait()
+
+
+# -- the helper process ------------------------------------------------------------------------
+
+
+class _Realm:
+    """A realm file followed read-only, and its index file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = connect_readonly(path)
+        self.db.execute("PRAGMA busy_timeout = 5000")
+        self.index = RecallIndexFile(StateLayout.recall_index_path(path))
+        row = self.db.execute("SELECT value FROM store_meta WHERE key = 'realm_uid'").fetchone()
+        meta = self.index.meta()
+        # The gateway verifies (and if need be resets) the index file when it opens the realm;
+        # this process only ever extends an index that is already this realm file's.
+        self.usable = (
+            row is not None
+            and meta.get("realm_uid") == row[0]
+            and meta.get("analyzer_version") == str(ANALYZER_VERSION)
+        )
+
+    def close(self) -> None:
+        self.index.close()
+        self.db.close()
+
+
+def _serve(fd: int) -> None:
+    realms: collections.OrderedDict[str, _Realm] = collections.OrderedDict()
+    pending: dict[str, None] = {}  # insertion-ordered set of realm paths with work
+    buffer = b""
+    while True:
+        ready, _, _ = select.select([fd], [], [], 0 if pending else None)
+        if ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break  # the gateway closed our stdin: it is shutting down
+            *lines, buffer = (buffer + chunk).split(b"\n")
+            for line in lines:
+                if line.strip():
+                    pending[json.loads(line)] = None
+        if not pending:
+            continue
+        path = next(iter(pending))
+        del pending[path]
+        realm = realms.pop(path, None)
+        try:
+            if realm is None:
+                realm = _Realm(Path(path))
+            realms[path] = realm  # most recently used last
+            if len(realms) > OPEN_REALMS:
+                realms.popitem(last=False)[1].close()
+            if not realm.usable:
+                realms.pop(path).close()  # looked at again on the next nudge
+                continue
+            realm.index.catch_up(realm.db, CHUNK)
+            if realm.index.behind(realm.db):
+                pending[path] = None  # more to do: after the other realms' turns
+        except (sqlite3.Error, OSError) as exc:
+            _log.warning("indexing %s failed: %s", path, exc)
+            stale = realms.pop(path, None)
+            if stale is not None:
+                stale.close()
+    for realm in realms.values():
+        realm.close()
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.WARNING, format="meta-index-worker: %(levelname)s %(message)s")
+    with contextlib.suppress(OSError):  # not permitted here: run at normal priority
+        os.nice(NICE)
+    with contextlib.suppress(KeyboardInterrupt):  # the gateway's terminal got ^C too
+        _serve(sys.stdin.fileno())
+    return 0

@@ -1,0 +1,430 @@
+"""A realm's recall index, in a SQLite file of its own beside the realm file.
+
+The index (``postings``: one row per scope, term and active record; ``scope_stats``: each scope's
+active-record count and total indexed length; ``terms``) is derived data: everything in it can
+be rebuilt from the realm file. It lives in its own file (``StateLayout.recall_index_path``) so
+that another process can build it without contending for the realm file's one writer (measured:
+a helper writing postings into the realm file itself halved remember throughput; into a file of
+its own, it cost the writer nothing). Whoever applies the backlog (the realm store inline, its
+quiet-time upkeep task, or the indexing process, index_worker.py) runs the same
+:meth:`RecallIndexFile.catch_up`, in one write transaction on this file, so they can never apply
+the same work twice.
+
+Two watermarks in ``meta`` say how far the index goes:
+
+- ``indexed_upto`` over ``records.doc`` (creation order): every record at or below it was
+  indexed exactly when it was active in the realm snapshot that indexed it; records above it are
+  the backlog, indexed by their status when it is applied. Records only ever become active when
+  they are created, so what follows can only be a removal.
+- ``queue_upto`` over the realm file's ``index_queue``: every record that leaves ``active``
+  appends a ``remove`` there, in the write's own transaction (``add`` rows are honoured for files
+  written by earlier releases). A removal of a record above ``indexed_upto`` is skipped: the
+  new-records pass reads its status.
+
+The file also records which realm file (``realm_uid``) and which analyzer built it; an index that
+is not this realm file's, was built by another analyzer, or claims more than the realm holds is
+reset and rebuilt (:meth:`RecallIndexFile.verify`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Collection, Iterable, Sequence
+from pathlib import Path
+from urllib.parse import quote
+
+from ..recall.analyzer import ANALYZER_VERSION, AnalyzedRecord, analyze_record
+
+__all__ = [
+    "RecallIndexFile",
+    "adopt_in_file_index",
+    "backlog_size",
+    "connect_readonly",
+    "read_marks",
+    "realm_extent",
+]
+
+INDEXED_UPTO = "indexed_upto"
+QUEUE_UPTO = "queue_upto"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS {p}meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS {p}terms (term_id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS {p}postings (
+    scope_id INTEGER NOT NULL,
+    term_id INTEGER NOT NULL,
+    doc INTEGER NOT NULL,
+    tf_title INTEGER NOT NULL,
+    tf_body INTEGER NOT NULL,
+    tf_tags INTEGER NOT NULL,
+    length INTEGER NOT NULL,                -- the record's indexed length, for BM25
+    PRIMARY KEY (scope_id, term_id, doc)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS {p}scope_stats (
+    scope_id INTEGER PRIMARY KEY,
+    doc_count INTEGER NOT NULL,
+    total_len INTEGER NOT NULL
+);
+"""
+
+# (doc, scope_id, analysis) of one record to add to the index.
+Analyzed = tuple[int, int, AnalyzedRecord]
+
+
+def connect_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection to ``path`` (any characters in it are the file's, not URI syntax)."""
+    uri = f"file:{quote(str(path), safe='/')}?mode=ro"
+    return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+
+
+def realm_extent(realm: sqlite3.Connection) -> tuple[int, int]:
+    """The realm file's newest record ``doc`` and newest ``index_queue`` seq (0 when none)."""
+    (max_doc,) = realm.execute("SELECT coalesce(max(doc), 0) FROM records").fetchone()
+    row = realm.execute("SELECT seq FROM sqlite_sequence WHERE name = 'index_queue'").fetchone()
+    return int(max_doc), int(row[0]) if row else 0
+
+
+def read_marks(index: sqlite3.Connection) -> tuple[int, int]:
+    """An index file's (indexed_upto, queue_upto); (0, 0) for one without them yet."""
+    try:
+        meta = dict(
+            index.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", (INDEXED_UPTO, QUEUE_UPTO))
+        )
+    except sqlite3.OperationalError:  # no meta table: an empty index
+        return 0, 0
+    return int(meta.get(INDEXED_UPTO, 0)), int(meta.get(QUEUE_UPTO, 0))
+
+
+def backlog_size(realm: sqlite3.Connection, indexed_upto: int, queue_upto: int) -> int:
+    """Queued removals plus active records above the watermark: what the next catch-up does."""
+    (queued,) = realm.execute("SELECT count(*) FROM index_queue WHERE seq > ?", (queue_upto,)).fetchone()
+    (new,) = realm.execute(
+        "SELECT count(*) FROM records WHERE doc > ? AND status = 'active'", (indexed_upto,)
+    ).fetchone()
+    return int(queued) + int(new)
+
+
+def _analyze(rows: Iterable[tuple[int, int, str, str, str]]) -> list[Analyzed]:
+    return [
+        (doc, scope_id, analyze_record(title, body, json.loads(tags)))
+        for doc, scope_id, title, body, tags in rows
+    ]
+
+
+def adopt_in_file_index(realm: sqlite3.Connection, index_path: Path) -> None:
+    """Move a schema-5 realm file's in-file recall index into ``index_path`` (C-speed copies).
+
+    Run before migration 6 drops the in-file tables. Safe to repeat: the index file is created
+    afresh each time, and a crash before the migration commits leaves the in-file index in place.
+    """
+    for stale in (index_path, *(index_path.with_name(index_path.name + s) for s in ("-wal", "-shm"))):
+        stale.unlink(missing_ok=True)
+    realm.execute("ATTACH DATABASE ? AS ix", (str(index_path),))
+    try:
+        realm.execute("PRAGMA ix.journal_mode = WAL").fetchone()
+        realm.executescript(_SCHEMA.format(p="ix."))
+        realm.execute("BEGIN IMMEDIATE")
+        try:
+            realm.execute("INSERT INTO ix.terms SELECT term_id, term FROM main.terms")
+            realm.execute(
+                "INSERT INTO ix.postings SELECT scope_id, term_id, doc, tf_title, tf_body, tf_tags, length "
+                "FROM main.postings"
+            )
+            realm.execute(
+                "INSERT INTO ix.scope_stats SELECT scope_id, doc_count, total_len FROM main.scopes "
+                "WHERE doc_count > 0"
+            )
+            meta = dict(realm.execute("SELECT key, value FROM main.store_meta").fetchall())
+            realm.execute(
+                "INSERT INTO main.store_meta (key, value) VALUES ('realm_uid', lower(hex(randomblob(16)))) "
+                "ON CONFLICT (key) DO NOTHING"
+            )
+            (uid,) = realm.execute("SELECT value FROM main.store_meta WHERE key = 'realm_uid'").fetchone()
+            realm.executemany(
+                "INSERT INTO ix.meta (key, value) VALUES (?, ?)",
+                [
+                    ("realm_uid", uid),
+                    ("analyzer_version", meta.get("analyzer_version", "")),
+                    (INDEXED_UPTO, meta.get(INDEXED_UPTO, "0")),
+                    (QUEUE_UPTO, "0"),  # every queued operation is still to apply
+                ],
+            )
+            realm.execute("COMMIT")
+        except BaseException:
+            realm.execute("ROLLBACK")
+            raise
+    finally:
+        realm.execute("DETACH DATABASE ix")
+
+
+class RecallIndexFile:
+    """One realm's recall-index file: its connection, watermarks, term ids and reads.
+
+    Not thread-safe by itself: the realm store calls it under its lock, the indexing process
+    from its one thread.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        try:
+            self._db.execute("PRAGMA busy_timeout = 5000")
+            # Postings are many small random-key b-tree writes and reads: keep hot pages cached.
+            self._db.execute("PRAGMA cache_size = -65536")
+            self._db.execute("PRAGMA mmap_size = 1073741824")
+            self._db.execute("PRAGMA journal_mode = WAL").fetchone()
+            # Derived data: a commit need not reach the disk before the next one.
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.executescript(_SCHEMA.format(p=""))
+        except BaseException:
+            self._db.close()
+            raise
+        self._term_ids: dict[str, int] = {}
+        self._new_terms: list[str] = []
+        # scope_id -> term_id -> df, valid while no one has written this file since it was read.
+        self._df: dict[int, dict[int, int]] = {}
+        self._data_version = -1
+
+    # -- state ------------------------------------------------------------------------------
+
+    def marks(self) -> tuple[int, int]:
+        """(indexed_upto, queue_upto)."""
+        return read_marks(self._db)
+
+    def behind(self, realm: sqlite3.Connection) -> bool:
+        """Whether the realm file holds records or removals this index has not applied."""
+        max_doc, max_seq = realm_extent(realm)
+        indexed, queued = self.marks()
+        return max_doc > indexed or max_seq > queued
+
+    def backlog(self, realm: sqlite3.Connection) -> int:
+        return backlog_size(realm, *self.marks())
+
+    def meta(self) -> dict[str, str]:
+        return dict(self._db.execute("SELECT key, value FROM meta"))
+
+    def verify(self, realm: sqlite3.Connection, realm_uid: str) -> bool:
+        """Reset the index unless it is this realm file's, by this analyzer, and claims no more
+        than the file holds (a realm file restored from a backup); returns whether it reset."""
+        meta = self.meta()
+        max_doc, max_seq = realm_extent(realm)
+        if (
+            meta.get("realm_uid") == realm_uid
+            and meta.get("analyzer_version") == str(ANALYZER_VERSION)
+            and int(meta.get(INDEXED_UPTO, 0)) <= max_doc
+            and int(meta.get(QUEUE_UPTO, 0)) <= max_seq
+        ):
+            return False
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("DELETE FROM postings")
+            db.execute("DELETE FROM scope_stats")
+            db.execute("DELETE FROM meta")
+            db.executemany(
+                "INSERT INTO meta (key, value) VALUES (?, ?)",
+                [
+                    ("realm_uid", realm_uid),
+                    ("analyzer_version", str(ANALYZER_VERSION)),
+                    (INDEXED_UPTO, "0"),
+                    (QUEUE_UPTO, str(max_seq)),  # everything is re-indexed from its status now
+                ],
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self._df.clear()
+        return True
+
+    # -- applying the backlog ---------------------------------------------------------------
+
+    def catch_up(self, realm: sqlite3.Connection, limit: int | None = None) -> int:
+        """Apply what the realm file holds beyond the watermarks; returns the records it touched.
+
+        ``realm`` is read in one snapshot (its open read transaction's, if it is in one). ``limit``: take
+        in at most this many new records (by ``doc``) so a long backlog can be applied in short
+        transactions; queued removals are always applied whole.
+        """
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            indexed, queued = self.marks()
+            own_snapshot = not realm.in_transaction  # else: the caller's read transaction's
+            if own_snapshot:
+                realm.execute("BEGIN")
+            try:
+                queue = realm.execute(
+                    "SELECT q.seq, q.doc, q.op, r.scope_id, r.title, r.body, r.tags "
+                    "FROM index_queue q JOIN records r ON r.doc = q.doc WHERE q.seq > ? ORDER BY q.seq",
+                    (queued,),
+                ).fetchall()
+                max_doc, max_seq = realm_extent(realm)
+                upto = max_doc if limit is None else min(max_doc, indexed + limit)
+                new = (
+                    realm.execute(
+                        "SELECT doc, scope_id, title, body, tags FROM records "
+                        "WHERE doc > ? AND doc <= ? AND status = 'active'",
+                        (indexed, upto),
+                    ).fetchall()
+                    if upto > indexed
+                    else []
+                )
+            finally:
+                if own_snapshot:
+                    realm.execute("COMMIT")
+            done = 0
+            for _seq, doc, op, scope_id, title, body, tags in queue:
+                if doc > indexed:
+                    continue  # never indexed: the new-records pass reads its status
+                analysis = analyze_record(title, body, json.loads(tags))
+                if op == "add":
+                    self._insert([(doc, scope_id, analysis)])
+                else:
+                    self._delete(doc, scope_id, analysis)
+                done += 1
+            batch = _analyze(new)
+            self._insert(batch)
+            done += len(batch)
+            db.executemany(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [(INDEXED_UPTO, str(max(indexed, upto))), (QUEUE_UPTO, str(max(queued, max_seq)))],
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            # Term ids handed out inside the rolled-back transaction do not exist.
+            for term in self._new_terms:
+                self._term_ids.pop(term, None)
+            self._df.clear()
+            raise
+        finally:
+            self._new_terms = []
+        return done
+
+    def _term_id(self, term: str) -> int:
+        term_id = self._term_ids.get(term)
+        if term_id is None:
+            row = self._db.execute("SELECT term_id FROM terms WHERE term = ?", (term,)).fetchone()
+            if row is None:
+                term_id = self._db.execute("INSERT INTO terms (term) VALUES (?)", (term,)).lastrowid
+                self._new_terms.append(term)
+            else:
+                term_id = row[0]
+            assert term_id is not None
+            self._term_ids[term] = term_id
+        return term_id
+
+    def _insert(self, batch: Sequence[Analyzed]) -> None:
+        if not batch:
+            return
+        term_id = self._term_id
+        rows: list[tuple[int, int, int, int, int, int, int]] = []
+        deltas: dict[int, list[int]] = {}
+        for doc, scope_id, analysis in batch:
+            length = analysis.length
+            for term, (tf_title, tf_body, tf_tags) in analysis.fields.items():
+                rows.append((scope_id, term_id(term), doc, tf_title, tf_body, tf_tags, length))
+            delta = deltas.setdefault(scope_id, [0, 0])
+            delta[0] += 1
+            delta[1] += length
+        rows.sort()  # key order: each b-tree page is visited once per batch
+        self._db.executemany(
+            "INSERT INTO postings (scope_id, term_id, doc, tf_title, tf_body, tf_tags, length) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        self._db.executemany(
+            "INSERT INTO scope_stats (scope_id, doc_count, total_len) VALUES (?, ?, ?) ON CONFLICT (scope_id) "
+            "DO UPDATE SET doc_count = doc_count + excluded.doc_count, total_len = total_len + excluded.total_len",
+            [(scope_id, count, length) for scope_id, (count, length) in deltas.items()],
+        )
+        for scope_id in deltas:
+            self._df.pop(scope_id, None)
+
+    def _delete(self, doc: int, scope_id: int, analysis: AnalyzedRecord) -> None:
+        # Postings are keyed (scope, term, doc): the doc's terms come from re-analyzing its text.
+        ids = self.lookup_term_ids(analysis.fields)
+        self._db.executemany(
+            "DELETE FROM postings WHERE scope_id = ? AND term_id = ? AND doc = ?",
+            [(scope_id, term_id, doc) for term_id in ids.values()],
+        )
+        self._db.execute(
+            "UPDATE scope_stats SET doc_count = doc_count - 1, total_len = total_len - ? WHERE scope_id = ?",
+            (analysis.length, scope_id),
+        )
+        self._df.pop(scope_id, None)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def _fresh_df(self) -> dict[int, dict[int, int]]:
+        """The df memo, dropped whenever another connection (the indexing process) wrote the file."""
+        (version,) = self._db.execute("PRAGMA data_version").fetchone()
+        if version != self._data_version:
+            self._data_version = version
+            self._df.clear()
+        return self._df
+
+    def lookup_term_ids(self, terms: Iterable[str]) -> dict[str, int]:
+        """Ids of the terms the index knows (terms it never indexed are absent)."""
+        out: dict[str, int] = {}
+        missing: list[str] = []
+        for term in terms:
+            term_id = self._term_ids.get(term)
+            if term_id is None:
+                missing.append(term)
+            else:
+                out[term] = term_id
+        if missing:
+            marks = ",".join("?" * len(missing))
+            for term, term_id in self._db.execute(
+                f"SELECT term, term_id FROM terms WHERE term IN ({marks})", missing
+            ):
+                self._term_ids[term] = term_id
+                out[term] = term_id
+        return out
+
+    def collection_stats(self, scope_id: int) -> tuple[int, int]:
+        row = self._db.execute(
+            "SELECT doc_count, total_len FROM scope_stats WHERE scope_id = ?", (scope_id,)
+        ).fetchone()
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
+    def document_frequencies(self, scope_id: int, terms: Collection[str]) -> dict[str, int]:
+        # Counted from the postings range itself (C-speed, no per-write df upkeep: a df table
+        # would double the index's random page writes), memoized until the file changes.
+        cache = self._fresh_df().setdefault(scope_id, {})
+        if len(cache) > 50_000:  # a bound, not an eviction policy: refill on demand
+            cache.clear()
+        out: dict[str, int] = {}
+        for term, term_id in self.lookup_term_ids(terms).items():
+            df = cache.get(term_id)
+            if df is None:
+                (df,) = self._db.execute(
+                    "SELECT count(*) FROM postings WHERE scope_id = ? AND term_id = ?", (scope_id, term_id)
+                ).fetchone()
+                cache[term_id] = df
+            if df:
+                out[term] = df
+        return out
+
+    def postings(
+        self, scope_id: int, terms: Collection[str], docs: Sequence[int] | None
+    ) -> dict[str, list[tuple[int, int, int, int, int]]]:
+        """``(doc, tf_title, tf_body, tf_tags, length)`` rows per term (of ``docs`` only, if given)."""
+        out: dict[str, list[tuple[int, int, int, int, int]]] = {}
+        for term, term_id in self.lookup_term_ids(terms).items():
+            sql = "SELECT doc, tf_title, tf_body, tf_tags, length FROM postings WHERE scope_id = ? AND term_id = ?"
+            args: list[int] = [scope_id, term_id]
+            if docs is not None:
+                sql += f" AND doc IN ({','.join('?' * len(docs))})"
+                args.extend(docs)
+            rows = self._db.execute(sql, args).fetchall()
+            if rows:
+                out[term] = rows
+        return out
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,213 @@
+"""The indexing process (index_worker.py): a real helper process builds realms' recall-index
+files while the store only writes records; it is restarted when it dies, the store indexes
+inline when no helper can run, and the gateway's helper never outlives the gateway.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meta_memory.clock import ManualClock
+from meta_memory.config import load_config_dict
+from meta_memory.memory.recall.analyzer import query_terms
+from meta_memory.memory.recall.scorer import rank
+from meta_memory.memory.records import APPLICATION, Scope
+from meta_memory.memory.sqlite.index_worker import IndexWorkerProcess
+from meta_memory.memory.sqlite.recall_index import read_marks
+from meta_memory.memory.sqlite.store import SqliteRealmStore
+from meta_memory.memory.validator import CreateOp, TombstoneOp, WriteBatch
+from meta_memory.runtime import MetaRuntime
+from meta_memory.storage.layout import StateLayout
+
+REALM = "r"
+
+
+def index_marks(realm_path: Path) -> tuple[int, int]:
+    with closing(sqlite3.connect(StateLayout.recall_index_path(realm_path))) as db:
+        return read_marks(db)
+
+
+def realm_extent(realm_path: Path) -> tuple[int, int]:
+    with closing(sqlite3.connect(realm_path)) as db:
+        (max_doc,) = db.execute("SELECT coalesce(max(doc), 0) FROM records").fetchone()
+        row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'index_queue'").fetchone()
+        return int(max_doc), int(row[0]) if row else 0
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie is not running
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def children(pid: int) -> set[int]:
+    out: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        out.update(int(c) for c in (task / "children").read_text().split())
+    return out
+
+
+@pytest.fixture
+def worker() -> Iterator[IndexWorkerProcess]:
+    w = IndexWorkerProcess()
+    yield w
+    w.close()
+
+
+@pytest.fixture
+def worker_store(
+    tmp_path: Path, clock: ManualClock, worker: IndexWorkerProcess
+) -> Iterator[SqliteRealmStore]:
+    store = SqliteRealmStore(tmp_path / "r.sqlite3", REALM, clock=clock, index_worker=worker)
+    yield store
+    store.close()
+
+
+def remember(
+    store: SqliteRealmStore, make_record: Callable[..., Any], n: int, identity: str = "alice"
+) -> list[str]:
+    records = [
+        make_record(
+            scope=Scope.identity(REALM, identity),
+            title=f"Harbor note {i}",
+            body=f"Espresso {i} by the harbor.",
+        )
+        for i in range(n)
+    ]
+    for record in records:  # one write each, as remember does
+        store.commit(WriteBatch(REALM, APPLICATION, (CreateOp(record),)))
+    return [r.id for r in records]
+
+
+def hits(store: SqliteRealmStore, identity: str, text: str) -> set[str]:
+    ranked = rank(store.term_index(Scope.identity(REALM, identity)), query_terms(text), 10_000)
+    return {r.id for r in store.records_by_doc([doc for doc, _ in ranked]).values()}
+
+
+def test_the_helper_builds_the_index_while_the_store_only_writes_records(
+    worker_store: SqliteRealmStore,
+    worker: IndexWorkerProcess,
+    make_record: Callable[..., Any],
+    eventually: Callable[..., bool],
+) -> None:
+    path = worker_store.path
+    ids = remember(worker_store, make_record, 300)
+    pid = worker.pid()
+    assert pid is not None and pid != os.getpid() and alive(pid)
+    # No read of the index and no inline catch-up (300 < the store's inline threshold): only the
+    # helper can bring the index file up to the newest record.
+    assert eventually(lambda: index_marks(path)[0] == realm_extent(path)[0], timeout_s=20)
+    assert hits(worker_store, "alice", "harbor espresso") == set(ids)
+
+    worker_store.forget(Scope.identity(REALM, "alice"), ids[0], APPLICATION)
+    assert eventually(lambda: index_marks(path)[1] == realm_extent(path)[1], timeout_s=20)
+    assert hits(worker_store, "alice", "harbor") == set(ids[1:])
+
+
+def test_a_recall_right_after_a_write_sees_it_whatever_the_helper_has_done(
+    worker_store: SqliteRealmStore, make_record: Callable[..., Any]
+) -> None:
+    for n in range(30):
+        record = make_record(
+            scope=Scope.identity(REALM, "bob"), title=f"Kettle {n}", body=f"Kettle number k{n}."
+        )
+        worker_store.commit(WriteBatch(REALM, APPLICATION, (CreateOp(record),)))
+        assert hits(worker_store, "bob", f"k{n}") == {record.id}  # read-your-writes
+        if n % 3 == 0:
+            worker_store.commit(WriteBatch(REALM, APPLICATION, (TombstoneOp(record.id, record.scope),)))
+            assert hits(worker_store, "bob", f"k{n}") == set()
+
+
+def test_a_helper_killed_mid_run_is_restarted_and_finishes_the_work(
+    worker_store: SqliteRealmStore,
+    worker: IndexWorkerProcess,
+    make_record: Callable[..., Any],
+    eventually: Callable[..., bool],
+) -> None:
+    path = worker_store.path
+    remember(worker_store, make_record, 50)
+    first = worker.pid()
+    assert first is not None
+    os.kill(first, signal.SIGKILL)
+    assert eventually(lambda: not alive(first))
+    ids = remember(worker_store, make_record, 50, identity="carol")  # the next nudges restart it
+    second = worker.pid()
+    assert second is not None and second != first
+    assert eventually(lambda: index_marks(path)[0] == realm_extent(path)[0], timeout_s=20)
+    assert hits(worker_store, "carol", "harbor") == set(ids)
+
+
+def test_with_no_helper_able_to_run_the_store_indexes_inline(
+    tmp_path: Path, clock: ManualClock, make_record: Callable[..., Any], eventually: Callable[..., bool]
+) -> None:
+    broken = IndexWorkerProcess([sys.executable, "-c", "import sys; sys.exit(3)"])
+    store = SqliteRealmStore(tmp_path / "r.sqlite3", REALM, clock=clock, index_worker=broken)
+    try:
+        ids = remember(store, make_record, 40)
+        # The helper exits at once each time; after a few restarts nudges report no helper, and
+        # the quiet-time upkeep catches the index up in this process.
+        assert eventually(lambda: index_marks(store.path)[0] == realm_extent(store.path)[0], timeout_s=20)
+        assert hits(store, "alice", "harbor") == set(ids)
+    finally:
+        store.close()
+        broken.close()
+
+
+def test_the_gateway_starts_one_helper_and_it_exits_with_the_gateway(
+    start_stdio_gateway: Callable[[list[str]], Any], state_dir: Path, eventually: Callable[..., bool]
+) -> None:
+    gateway = start_stdio_gateway(["--state-dir", str(state_dir)])
+    for n in range(20):
+        gateway.result(
+            "meta/agent_memory/remember", {"identity": "dana", "title": f"Note {n}", "body": f"Harbor h{n}."}
+        )
+    helpers = children(gateway.proc.pid)
+    assert len(helpers) == 1
+    (helper,) = helpers
+    realm_path = StateLayout.at(state_dir).realm_db_path("default")
+    assert eventually(lambda: index_marks(realm_path)[0] == realm_extent(realm_path)[0], timeout_s=20)
+    for n in (0, 7, 19):
+        found = gateway.result("meta/agent_memory/recall", {"identity": "dana", "query_text": f"h{n}"})
+        assert [r["title"] for r in found["records"]] == [f"Note {n}"]
+    gateway.close()
+    assert eventually(lambda: not alive(helper), timeout_s=10)
+
+
+def test_a_gateway_killed_outright_leaves_no_helper_behind(
+    start_stdio_gateway: Callable[[list[str]], Any], state_dir: Path, eventually: Callable[..., bool]
+) -> None:
+    gateway = start_stdio_gateway(["--state-dir", str(state_dir)])
+    gateway.result("meta/agent_memory/remember", {"identity": "erin", "title": "Note", "body": "Harbor."})
+    (helper,) = children(gateway.proc.pid)
+    gateway.kill()
+    gateway.close()  # reaps it and closes our ends of its pipes
+    # The helper reads end-of-file on its stdin once its parent is gone, and exits.
+    assert eventually(lambda: not alive(helper), timeout_s=10)
+
+
+def test_a_library_runtime_indexes_inline_unless_configured(tmp_path: Path, clock: ManualClock) -> None:
+    with MetaRuntime.open(tmp_path / "a", clock=clock) as rt:
+        assert rt.agent_memory is not None and rt.agent_memory.index_worker is None
+    config = load_config_dict({"agent_memory": {"enabled": True, "index_worker": "process"}})
+    with MetaRuntime.open(tmp_path / "b", config, clock=clock) as rt:
+        assert rt.agent_memory is not None and rt.agent_memory.index_worker is not None
+    config = load_config_dict({"agent_memory": {"enabled": True, "index_worker": "inline"}})
+    with MetaRuntime.open(tmp_path / "c", config, clock=clock, serving=True) as rt:
+        assert rt.agent_memory is not None and rt.agent_memory.index_worker is None
+    started = time.monotonic()
+    with pytest.raises(Exception, match="index_worker"):
+        load_config_dict({"agent_memory": {"enabled": True, "index_worker": "threads"}})
+    assert time.monotonic() - started < 5
