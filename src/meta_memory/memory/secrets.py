@@ -52,19 +52,6 @@ _CREDENTIAL_ASSIGNMENT = re.compile(
     re.IGNORECASE,
 )
 
-# Any class at all, in one pass: a superset of the four (the private-key class by its header
-# alone), so a text it does not match is clean and only a match is classified, class by class.
-_ANY_SECRET = re.compile(
-    "|".join(
-        (
-            _AWS_ACCESS_KEY_ID.pattern,
-            _GITHUB_TOKEN.pattern,
-            re.escape(_PRIVATE_KEY_BEGIN),
-            f"(?i:{_CREDENTIAL_ASSIGNMENT.pattern})",
-        )
-    )
-)
-
 SECRET_CLASSES: tuple[str, ...] = (
     "aws-access-key-id",
     "github-token",
@@ -95,7 +82,9 @@ def _may_name_a_credential(text: str) -> bool:
 
 
 def _secret_class_of(text: str) -> str | None:
-    if _AWS_ACCESS_KEY_ID.search(text):
+    # Each pattern runs only past a substring test it cannot match without (the common case
+    # is a clean text, and these tests cost a fraction of the patterns).
+    if ("AKIA" in text or "ASIA" in text) and _AWS_ACCESS_KEY_ID.search(text):
         return "aws-access-key-id"
     if _GITHUB_TOKEN.search(text):
         return "github-token"
@@ -128,10 +117,6 @@ def find_secret_in_fields(title: str, description: str, body: str, tags: Iterabl
     """
     fields: list[tuple[str, str]] = [("title", title), ("description", description), ("body", body)]
     fields.extend(("tags", tag) for tag in tags)
-    # One search over every field (joined by newlines, which only add word boundaries) clears
-    # a clean record; a hit is classified field by field, in order.
-    if not _ANY_SECRET.search("\n".join(text for _, text in fields)):
-        return None
     for field, text in fields:
         found = _secret_class_of(text)
         if found is not None:

@@ -62,6 +62,7 @@ class IndexWorkerProcess:
         self._lock = threading.Lock()
         self._starts: collections.deque[float] = collections.deque(maxlen=RESTARTS_PER_MINUTE)
         self._closed = False
+        self._lines: dict[Path, bytes] = {}  # the line that nudges each realm path
 
     def nudge(self, realm_path: Path) -> bool:
         """Ask the helper to catch ``realm_path``'s index up; False when no helper can take it.
@@ -69,7 +70,9 @@ class IndexWorkerProcess:
         One non-blocking pipe write: a helper that died shows up as a broken pipe (and is
         restarted, once per nudge), not by polling it on every write.
         """
-        line = json.dumps(str(realm_path)).encode() + b"\n"
+        line = self._lines.get(realm_path)
+        if line is None:
+            line = self._lines[realm_path] = json.dumps(str(realm_path)).encode() + b"\n"
         with self._lock:
             for _ in range(2):
                 proc = self._proc if self._proc is not None else self._start()

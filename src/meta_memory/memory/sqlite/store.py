@@ -53,7 +53,7 @@ INDEX_FLUSH_THRESHOLD = 512
 # With an indexing process, writes look at the real backlog only this often: the process
 # normally keeps up, and the inline catch-up is the bound for when it does not.
 WORKER_CHECK_EVERY = 4096
-WORKER_NUDGE_GAP_S = 0.002
+WORKER_NUDGE_GAP_S = 0.01
 
 
 class IndexWorkerLink(Protocol):
@@ -255,7 +255,9 @@ class SqliteRealmStore:
         if self._worker is not None:
             now = time.monotonic()
             # At most one nudge per WORKER_NUDGE_GAP_S: the helper takes in everything committed
-            # by the time it looks, and the quiet-time task nudges again for whatever came after.
+            # by the time it looks (so under sustained writes it applies batches of a few dozen
+            # records, not one transaction per record), and the quiet-time task nudges again for
+            # whatever came after the last nudge.
             if now - self._nudged_at >= WORKER_NUDGE_GAP_S:
                 self._nudged_at = now
                 self._worker_took_it = self._worker.nudge(self.path)
