@@ -3,7 +3,8 @@
 Not a feature, a measurement for the next design step. Three gateways, interleaved, each run
 beside a bare-SQLite baseline measured in the same run (see agent_memory.py):
 
-1. ``inline``: the shipped gateway (the recall-index backlog is applied by the gateway process);
+1. ``inline``: the gateway applying the recall-index backlog itself (``index_worker = "inline"``;
+   since this probe, the gateway's default is a helper process, index_worker.py);
 2. ``no index``: the same gateway with the backlog never applied (an upper bound);
 3. ``offloaded``: (2) plus a separate process that follows the realm file read-only and builds
    the same postings (same analyzer, sorted batches) into a file of its own: the work a sidecar
@@ -123,7 +124,7 @@ def run(variant: str, n: int, workdir: Path) -> tuple[float, int]:
 
     am.subprocess.Popen = popen  # type: ignore[assignment]
     try:
-        rate, _, _ = am.bench_remember_stdio(n, "process")
+        rate, _, _ = am.bench_remember_stdio(n, "process", "inline")
     finally:
         am.subprocess.Popen = original  # type: ignore[assignment]
         for proc in helper:

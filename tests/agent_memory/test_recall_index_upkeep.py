@@ -143,7 +143,8 @@ def _read_realm(
         if "sqlite_sequence" in _tables(db)
         else None
     )
-    store_meta = dict(db.execute("SELECT key, value FROM store_meta").fetchall())
+    has_meta = "store_meta" in _tables(db)  # schema 4 added it
+    store_meta = dict(db.execute("SELECT key, value FROM store_meta").fetchall()) if has_meta else {}
     return records, scope_ids, queue, int(row[0]) if row else 0, store_meta
 
 
@@ -524,7 +525,7 @@ def rewrite_with_in_file_index(
     queue: Iterable[tuple[str, str]],
     watermark: str | None,
 ) -> dict[str, int]:
-    """Rewrite a closed schema-6 realm file as schema ``version`` (4 or 5) left it: the recall
+    """Rewrite a closed schema-6 realm file as schema ``version`` (3, 4 or 5) left it: the recall
     index inside it (``terms``, ``postings``, ``scopes.doc_count``/``total_len``) holding exactly
     ``indexed``, ``queue`` as its queued ``(id, op)`` rows in a queue without AUTOINCREMENT, the
     watermark at ``watermark``'s doc (schema 5 only), no ``realm_uid``, and no index file beside
@@ -559,7 +560,10 @@ def rewrite_with_in_file_index(
             if watermark is not None:
                 assert version >= 5
                 meta["indexed_upto"] = str(doc_of[watermark])
-            db.executemany("INSERT INTO store_meta (key, value) VALUES (?, ?)", meta.items())
+            if version >= 4:
+                db.executemany("INSERT INTO store_meta (key, value) VALUES (?, ?)", meta.items())
+            else:
+                db.execute("DROP TABLE store_meta")
             db.execute("DELETE FROM schema_migrations WHERE version > ?", (version,))
             db.execute("COMMIT")
         except BaseException:
@@ -591,14 +595,16 @@ def assert_schema_6_realm_file(db: sqlite3.Connection) -> None:
     assert "AUTOINCREMENT" in sql.upper()
 
 
+@pytest.mark.parametrize("version", [3, 4])
 def test_a_schema_4_file_left_with_a_backlog_is_indexed_exactly_after_the_upgrade(
-    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None
+    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None, version: int
 ) -> None:
     """Schema 4 kept the index in the realm file, queued an ``add`` for every record not yet
-    indexed and a ``remove`` for every record leaving ``active``, and had no watermark. Nothing
-    of it is adopted: the upgrade drops the in-file index and builds the index file afresh from
-    the records' statuses (every queued row is then moot), so after one read the index is exactly
-    the active records: the adds in, the removals out, no posting twice, none missing."""
+    indexed and a ``remove`` for every record leaving ``active``, and had no watermark. The
+    upgrade hands the in-file index to the index file with the watermark at the newest record (as
+    migration 5 did), so the queued rows alone describe the remaining work: after one read the
+    index is exactly the active records: the adds in, the removals out, no posting twice, none
+    missing. Schema 3 is the same without ``store_meta`` at all (the analyzer was version 1)."""
     path = tmp_path / "r.sqlite3"
     store = SqliteRealmStore(path, REALM, clock=clock)
     try:
@@ -627,10 +633,11 @@ def test_a_schema_4_file_left_with_a_backlog_is_indexed_exactly_after_the_upgrad
     v4_queue = [("a3", "add"), ("b3", "add"), ("a4", "add"), ("a4", "remove"), ("a2", "remove")]
     v4_queue += [("b1v2", "add"), ("b1", "remove")]
     doc_of = rewrite_with_in_file_index(
-        path, version=4, indexed=indexed_by_v4, queue=v4_queue, watermark=None
+        path, version=version, indexed=indexed_by_v4, queue=v4_queue, watermark=None
     )
     crafted = read_in_file_index(path)
-    assert crafted.store_meta.keys() == {"analyzer_version"}  # no watermark, no realm_uid
+    # No watermark, no realm_uid (and before schema 4 no store_meta at all).
+    assert crafted.store_meta.keys() == ({"analyzer_version"} if version == 4 else set())
     assert_index_is_exactly(crafted, [doc_of[i] for i in indexed_by_v4])
     assert [(doc, op) for _, doc, op in crafted.queue] == [(doc_of[i], op) for i, op in v4_queue]
     assert not index_path(path).exists()
@@ -640,13 +647,12 @@ def test_a_schema_4_file_left_with_a_backlog_is_indexed_exactly_after_the_upgrad
         with store.reading() as db:
             assert_schema_6_realm_file(db)
             marks = read_index_marks(path)
-            assert marks == (0, crafted.queue[-1][0])  # built afresh: everything is backlog
-            assert store.backlog() == backlog_size(db, *marks) == 5  # the five active records
+            assert marks == (max(doc_of.values()), 0)  # adopted: every queued row still to apply
+            assert store.backlog() == backlog_size(db, *marks) == len(v4_queue)
         state = read_file_state(path)
         assert state.store_meta.keys() == {"realm_uid"}
-        assert state.queue == crafted.queue  # kept, numbers and all, and moot
-        assert state.postings == [] and nonempty(state.scope_stats) == {}
-        assert_index_rule(state)
+        assert state.queue == crafted.queue  # kept, numbers and all, until applied
+        assert_index_is_exactly(state, [doc_of[i] for i in indexed_by_v4])  # what schema 4 had
 
         assert state.ids(contextual_hits(store, "alice", "espresso")) == {"a1", "a3"}
         assert contextual_hits(store, "alice", "deploy") == set()  # a2 and a4 were forgotten

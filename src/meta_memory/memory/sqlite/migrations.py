@@ -187,7 +187,9 @@ def _m003_import_ledger(db: sqlite3.Connection) -> None:
 
 def _m004_store_meta(db: sqlite3.Connection) -> None:
     """Key/value facts about the file itself (e.g. which analyzer built the recall index)."""
-    db.execute("CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    # IF NOT EXISTS: moving an older file's recall index to its own file (recall_index.py) may
+    # have created it already, to record the realm_uid both files share.
+    db.execute("CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
 def _m005_index_watermark(db: sqlite3.Connection) -> None:

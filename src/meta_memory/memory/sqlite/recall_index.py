@@ -113,10 +113,15 @@ def _analyze(rows: Iterable[tuple[int, int, str, str, str]]) -> list[Analyzed]:
 
 
 def adopt_in_file_index(realm: sqlite3.Connection, index_path: Path) -> None:
-    """Move a schema-5 realm file's in-file recall index into ``index_path`` (C-speed copies).
+    """Move the in-file recall index of a realm file from schemas 1-5 into ``index_path``
+    (C-speed copies), so an upgrade rebuilds nothing.
 
-    Run before migration 6 drops the in-file tables. Safe to repeat: the index file is created
-    afresh each time, and a crash before the migration commits leaves the in-file index in place.
+    Run before migration 6 drops the in-file tables. Schema 5 records its watermark; before it,
+    every record was indexed or had an ``add`` queued, so the watermark is the newest record (as
+    migration 5 set it) and the queued rows say what remains. A file without a recorded analyzer
+    version was built by this analyzer (version 1, the only one before versions were recorded).
+    Safe to repeat: the index file is created afresh each time, and a crash before the
+    migration commits leaves the in-file index in place.
     """
     for stale in (index_path, *(index_path.with_name(index_path.name + s) for s in ("-wal", "-shm"))):
         stale.unlink(missing_ok=True)
@@ -135,7 +140,13 @@ def adopt_in_file_index(realm: sqlite3.Connection, index_path: Path) -> None:
                 "INSERT INTO ix.scope_stats SELECT scope_id, doc_count, total_len FROM main.scopes "
                 "WHERE doc_count > 0"
             )
+            realm.execute(
+                "CREATE TABLE IF NOT EXISTS main.store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
             meta = dict(realm.execute("SELECT key, value FROM main.store_meta").fetchall())
+            if INDEXED_UPTO not in meta:
+                (newest,) = realm.execute("SELECT coalesce(max(doc), 0) FROM main.records").fetchone()
+                meta[INDEXED_UPTO] = str(newest)
             realm.execute(
                 "INSERT INTO main.store_meta (key, value) VALUES ('realm_uid', lower(hex(randomblob(16)))) "
                 "ON CONFLICT (key) DO NOTHING"
@@ -145,7 +156,7 @@ def adopt_in_file_index(realm: sqlite3.Connection, index_path: Path) -> None:
                 "INSERT INTO ix.meta (key, value) VALUES (?, ?)",
                 [
                     ("realm_uid", uid),
-                    ("analyzer_version", meta.get("analyzer_version", "")),
+                    ("analyzer_version", meta.get("analyzer_version", "1")),
                     (INDEXED_UPTO, meta.get(INDEXED_UPTO, "0")),
                     (QUEUE_UPTO, "0"),  # every queued operation is still to apply
                 ],

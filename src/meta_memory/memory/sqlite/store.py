@@ -106,8 +106,8 @@ class SqliteRealmStore:
                 raise sqlite3.DatabaseError(f"journal_mode is {mode}, not wal")
             self._db.execute(f"PRAGMA synchronous = {'FULL' if durability == 'power' else 'NORMAL'}")
             index_path = StateLayout.recall_index_path(path)
-            if applied_versions(self._db)[-1:] == [5]:
-                adopt_in_file_index(self._db, index_path)  # schema 5 kept the index in this file
+            if 1 <= max(applied_versions(self._db), default=0) < 6:
+                adopt_in_file_index(self._db, index_path)  # schemas 1-5 kept the index in this file
             migrate(self._db, clock.now_ms())
             (self._realm_uid,) = self._db.execute(
                 "SELECT value FROM store_meta WHERE key = 'realm_uid'"
