@@ -1118,3 +1118,35 @@ def test_the_checkpoint_thread_moves_writes_into_the_main_file_without_a_close(
         assert wal.exists()  # still open: it was the thread, not a close
     finally:
         store.close()
+
+
+def test_the_upgrade_gives_the_old_in_file_index_pages_back_to_the_file_system(
+    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None
+) -> None:
+    """Migration 6 drops the in-file index; when its pages are a large part of the file (postings
+    are as big as the records), the store vacuums once, so the upgrade does not leave the realm
+    file carrying an index it no longer has beside the index file that now has it."""
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        for n in range(200):
+            body = " ".join(f"word{n}x{k} harbor espresso" for k in range(12))
+            write(store, CreateOp(make(clock, f"a{n}", "alice", f"Harbor {n}", body)))
+    finally:
+        store.close()
+    doc_of = rewrite_with_in_file_index(
+        path, version=5, indexed=[f"a{n}" for n in range(200)], queue=[], watermark="a199"
+    )
+    with closing(sqlite3.connect(path)) as db:
+        (pages_before,) = db.execute("PRAGMA page_count").fetchone()
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        with store.reading() as db:
+            assert db.execute("PRAGMA freelist_count").fetchone() == (0,)
+            (pages_after,) = db.execute("PRAGMA page_count").fetchone()
+        assert pages_after * 3 < pages_before * 2  # at least a third of the file was the index
+        state = read_file_state(path)
+        assert_index_is_exactly(state, doc_of.values())  # adopted, nothing rebuilt
+        assert state.ids(contextual_hits(store, "alice", "word7x3")) == {"a7"}
+    finally:
+        store.close()

