@@ -22,6 +22,7 @@ from meta_memory.config import load_config_dict
 from meta_memory.memory.recall.analyzer import query_terms
 from meta_memory.memory.recall.scorer import rank
 from meta_memory.memory.records import APPLICATION, Scope
+from meta_memory.memory.sqlite import checkpoint
 from meta_memory.memory.sqlite.index_worker import IndexWorkerProcess
 from meta_memory.memory.sqlite.recall_index import read_marks
 from meta_memory.memory.sqlite.store import SqliteRealmStore
@@ -211,3 +212,28 @@ def test_a_library_runtime_indexes_inline_unless_configured(tmp_path: Path, cloc
     with pytest.raises(Exception, match="index_worker"):
         load_config_dict({"agent_memory": {"enabled": True, "index_worker": "threads"}})
     assert time.monotonic() - started < 5
+
+
+def test_the_realm_wal_stays_bounded_while_the_helper_reads_and_is_gone_after_close(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With another process reading the realm file every few milliseconds, the moment SQLite
+    needs to restart the WAL from its start (every frame checkpointed, no reader inside) may
+    never come: the WAL grew without bound. The writer checkpoints a long WAL itself; and at
+    close the helper goes first, so the runtime's connections are the last and remove it."""
+    monkeypatch.setattr(checkpoint, "RESTART_AFTER_FRAMES", 256)  # 1 MiB instead of 32
+    config = load_config_dict({"agent_memory": {"enabled": True, "index_worker": "process"}})
+    state = tmp_path / "state"
+    with MetaRuntime.open(state, config, clock=clock) as rt:
+        memory = rt.agent_memory
+        assert memory is not None
+        wal = StateLayout.sqlite_sidecars(rt.layout.realm_db_path("default"))[0]
+        largest = 0
+        for n in range(600):
+            memory.remember({"identity": "fay", "title": f"Note {n}", "body": f"Harbor espresso n{n}."})
+            clock.advance(1)
+            if n % 50 == 49:
+                largest = max(largest, wal.stat().st_size)
+        assert largest < 8 << 20, f"the WAL reached {largest:,} bytes"  # unbounded: ~25 MB here
+        assert [r.title for r in memory.recall({"identity": "fay", "query_text": "n599"})] == ["Note 599"]
+    assert not wal.exists()

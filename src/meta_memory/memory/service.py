@@ -130,12 +130,14 @@ class AgentMemory:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        # The indexing process first: the stores' connections are then the last ones open on
+        # their files, and closing them checkpoints and removes each WAL.
+        if self.index_worker is not None:
+            self.index_worker.close()
         with self._open_lock:
             for store in self._stores.values():
                 store.close()
             self._stores.clear()
-        if self.index_worker is not None:
-            self.index_worker.close()
 
     # -- the API (JSON-RPC params or the same dict from Python) -------------------------
 
