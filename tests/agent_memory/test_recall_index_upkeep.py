@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+import meta_memory.memory.sqlite.store as store_module
 from meta_memory.clock import ManualClock
 from meta_memory.memory.recall.analyzer import ANALYZER_VERSION, AnalyzedRecord, analyze_record, query_terms
 from meta_memory.memory.recall.scorer import rank
@@ -44,7 +45,7 @@ from meta_memory.memory.records import (
 from meta_memory.memory.sqlite.checkpoint import NUDGE_EVERY
 from meta_memory.memory.sqlite.indexing import BackgroundIndexer
 from meta_memory.memory.sqlite.migrations import SCHEMA_VERSION, applied_versions
-from meta_memory.memory.sqlite.recall_index import backlog_size, read_marks
+from meta_memory.memory.sqlite.recall_index import RecallIndexFile, backlog_size, read_marks
 from meta_memory.memory.sqlite.store import INDEX_FLUSH_THRESHOLD, SqliteRealmStore
 from meta_memory.memory.validator import CreateOp, TombstoneOp, WriteBatch
 from meta_memory.storage.layout import StateLayout
@@ -1148,5 +1149,34 @@ def test_the_upgrade_gives_the_old_in_file_index_pages_back_to_the_file_system(
         state = read_file_state(path)
         assert_index_is_exactly(state, doc_of.values())  # adopted, nothing rebuilt
         assert state.ids(contextual_hits(store, "alice", "word7x3")) == {"a7"}
+    finally:
+        store.close()
+
+
+def test_a_long_backlog_is_caught_up_whole_by_one_read_in_bounded_transactions(
+    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read catches the whole backlog up (read-your-writes), but a rebuild of a large realm
+    must not hold all of its postings in memory at once: it runs in chunks of CATCH_UP_CHUNK new
+    records, each its own transaction on the index file."""
+    monkeypatch.setattr(store_module, "CATCH_UP_CHUNK", 8)
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    chunks: list[int] = []
+    catch_up = RecallIndexFile.catch_up
+
+    def counting(self: RecallIndexFile, realm: sqlite3.Connection, limit: int | None = None) -> int:
+        chunks.append(catch_up(self, realm, limit))
+        return chunks[-1]
+
+    monkeypatch.setattr(RecallIndexFile, "catch_up", counting)
+    try:
+        write(
+            store, *(CreateOp(make(clock, f"a{n}", "alice", f"Harbor {n}", "Espresso.")) for n in range(50))
+        )
+        assert store.backlog() == 50
+        assert len(contextual_hits(store, "alice", "harbor")) == 50
+        assert chunks == [8, 8, 8, 8, 8, 8, 2]
+        assert_fully_indexed(store, path)
     finally:
         store.close()

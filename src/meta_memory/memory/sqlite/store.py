@@ -53,6 +53,7 @@ INDEX_FLUSH_THRESHOLD = 512
 # With an indexing process, writes look at the real backlog only this often: the process
 # normally keeps up, and the inline catch-up is the bound for when it does not.
 WORKER_CHECK_EVERY = 4096
+CATCH_UP_CHUNK = 8192  # new records per index transaction when catching up a long backlog
 WORKER_NUDGE_GAP_S = 0.01
 
 
@@ -338,8 +339,18 @@ class SqliteRealmStore:
         if not self._index.behind(self._db):
             self._pending_index = 0
             return 0
-        done = self._index.catch_up(self._db, limit)
-        self._pending_index = self._index.backlog(self._db) if limit is not None else 0
+        if limit is not None:
+            done = self._index.catch_up(self._db, limit)
+            self._pending_index = self._index.backlog(self._db)
+        else:
+            # In transactions of CATCH_UP_CHUNK records: a whole rebuild (a lost index file of a
+            # large realm) must not hold every posting of the realm in memory at once.
+            done = self._index.catch_up(self._db, CATCH_UP_CHUNK)
+            while self._index.behind(self._db):
+                if done >= CATCH_UP_CHUNK and done % (CATCH_UP_CHUNK * 16) < CATCH_UP_CHUNK:
+                    _log.info("recall index of %s: %d records caught up so far", self.path, done)
+                done += self._index.catch_up(self._db, CATCH_UP_CHUNK)
+            self._pending_index = 0
         self.prune_queue()
         return done
 
