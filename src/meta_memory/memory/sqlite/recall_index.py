@@ -34,6 +34,7 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
+from ...storage.layout import StateLayout
 from ..recall.analyzer import ANALYZER_VERSION, AnalyzedRecord, analyze_record
 
 __all__ = [
@@ -123,7 +124,7 @@ def adopt_in_file_index(realm: sqlite3.Connection, index_path: Path) -> None:
     Safe to repeat: the index file is created afresh each time, and a crash before the
     migration commits leaves the in-file index in place.
     """
-    for stale in (index_path, *(index_path.with_name(index_path.name + s) for s in ("-wal", "-shm"))):
+    for stale in (index_path, *StateLayout.sqlite_sidecars(index_path)):
         stale.unlink(missing_ok=True)
     realm.execute("ATTACH DATABASE ? AS ix", (str(index_path),))
     try:
