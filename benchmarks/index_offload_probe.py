@@ -38,9 +38,9 @@ console = Console()
 
 _NO_INDEX_GATEWAY = """
 import sys
-import meta_memory.memory.sqlite.store as store
-store.INDEX_FLUSH_THRESHOLD = 10**12          # never applied inline
-store.BackgroundIndexer.QUIET_S = 10**9       # nor in quiet spells
+import meta_memory.memory.sqlite.indexing as indexing
+indexing.INDEX_FLUSH_THRESHOLD = 10**12       # never applied inline
+indexing.BackgroundIndexer.QUIET_S = 10**9    # nor in quiet spells
 from meta_memory.cli import main
 sys.exit(main(sys.argv[1:]))
 """

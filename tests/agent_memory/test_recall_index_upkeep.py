@@ -28,7 +28,6 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-import meta_memory.memory.sqlite.store as store_module
 from meta_memory.clock import ManualClock
 from meta_memory.memory.recall.analyzer import ANALYZER_VERSION, AnalyzedRecord, analyze_record, query_terms
 from meta_memory.memory.recall.scorer import rank
@@ -42,11 +41,12 @@ from meta_memory.memory.records import (
     Trust,
     content_hash,
 )
+from meta_memory.memory.sqlite import indexing
 from meta_memory.memory.sqlite.checkpoint import NUDGE_EVERY
-from meta_memory.memory.sqlite.indexing import BackgroundIndexer
+from meta_memory.memory.sqlite.indexing import INDEX_FLUSH_THRESHOLD, BackgroundIndexer
 from meta_memory.memory.sqlite.migrations import SCHEMA_VERSION, applied_versions
 from meta_memory.memory.sqlite.recall_index import RecallIndexFile, backlog_size, read_marks
-from meta_memory.memory.sqlite.store import INDEX_FLUSH_THRESHOLD, SqliteRealmStore
+from meta_memory.memory.sqlite.store import SqliteRealmStore
 from meta_memory.memory.validator import CreateOp, TombstoneOp, WriteBatch
 from meta_memory.storage.layout import StateLayout
 
@@ -1159,7 +1159,7 @@ def test_a_long_backlog_is_caught_up_whole_by_one_read_in_bounded_transactions(
     """A read catches the whole backlog up (read-your-writes), but a rebuild of a large realm
     must not hold all of its postings in memory at once: it runs in chunks of CATCH_UP_CHUNK new
     records, each its own transaction on the index file."""
-    monkeypatch.setattr(store_module, "CATCH_UP_CHUNK", 8)
+    monkeypatch.setattr(indexing, "CATCH_UP_CHUNK", 8)
     path = tmp_path / "r.sqlite3"
     store = SqliteRealmStore(path, REALM, clock=clock)
     chunks: list[int] = []

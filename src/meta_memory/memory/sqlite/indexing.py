@@ -1,22 +1,192 @@
-"""Quiet-time upkeep of a realm file: its recall-index backlog, queue and usage counters.
+"""Keeping a realm's recall index just behind the realm store's writes.
+
+:class:`IndexKeeper` is the store's side of its recall-index file (recall_index.py): it counts
+the work each write leaves (a new active record, or a queued removal), hands it to the indexing
+process when there is one (index_worker.py), catches the index up itself otherwise (inline
+once the backlog is long), and prunes applied removals from the realm file's queue. Every read
+of the index catches it up first (read-your-writes).
 
 Agents write in bursts. When a realm has had no write or recall for a moment,
-:class:`BackgroundIndexer` (a task on the shared upkeep thread, upkeep.py) catches the recall
-index (recall_index.py) up in short transactions, or, when an indexing process builds the
-index (index_worker.py), leaves that to it and only prunes the applied removals from the realm
-file's queue; either way it writes back the pending usage counters (usage.py).
+:class:`BackgroundIndexer` (a task on the shared upkeep thread, upkeep.py) catches the index up
+in short transactions, or, when an indexing process builds it, watches it do so, nudging it
+again if need be, then prunes the queue; either way it writes back the pending usage counters
+(usage.py).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import logging
+import sqlite3
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
+from ...errors import StoreCorrupt
+from .recall_index import RecallIndexFile
 from .upkeep import UpkeepWorker
 
 if TYPE_CHECKING:
     from .store import SqliteRealmStore
 
-__all__ = ["BackgroundIndexer"]
+__all__ = ["BackgroundIndexer", "IndexKeeper", "IndexWorkerLink"]
+
+_log = logging.getLogger(__name__)
+
+INDEX_FLUSH_THRESHOLD = 512
+# With an indexing process, writes look at the real backlog only this often: the process
+# normally keeps up, and the inline catch-up is the bound for when it does not.
+WORKER_CHECK_EVERY = 4096
+WORKER_NUDGE_GAP_S = 0.01
+CATCH_UP_CHUNK = 8192  # new records per index transaction when catching up a long backlog
+
+
+class IndexWorkerLink(Protocol):
+    """How a store asks an indexing process (index_worker.py) to catch its index file up."""
+
+    def nudge(self, realm_path: Path) -> bool:
+        """Ask for a catch-up of ``realm_path``'s index soon; False if no process can take it."""
+        ...
+
+
+class IndexKeeper:
+    """One realm store's recall index: its file, its backlog, and who catches it up.
+
+    Used under the store's lock, on the store's connection, outside its write transactions
+    unless a method says otherwise.
+    """
+
+    def __init__(
+        self, store: SqliteRealmStore, index: RecallIndexFile, worker: IndexWorkerLink | None
+    ) -> None:
+        self._store = store
+        self._db = store._db
+        self.index = index
+        self._worker = worker
+        # Writes since the index was last known to be caught up (with a worker: an upper bound).
+        self.pending = index.backlog(self._db)
+        (self._queued,) = self._db.execute("SELECT count(*) FROM index_queue").fetchone()
+        self._nudged_at = -1.0  # monotonic time of the last nudge, and whether the helper took it
+        self._worker_took_it = False
+        self._active_at = time.monotonic()  # the last write that left work, or recall
+        self._quiet_task = BackgroundIndexer(store, self)
+        if self.pending:
+            self._quiet_task.nudge()
+
+    # -- inside a write transaction -------------------------------------------------------------
+
+    def grew(self) -> None:
+        """Count one new active record for the index to take in."""
+        self._active_at = time.monotonic()
+        self.pending += 1
+
+    def queue_removal(self, db: sqlite3.Connection, doc: int) -> None:
+        """An active record left ``active``: queue its removal. Always queued: whether the index
+        took it in yet is the index's to know (another process may be indexing it right now)."""
+        db.execute("INSERT INTO index_queue (doc, op) VALUES (?, 'remove')", (doc,))
+        self._queued += 1
+        self.grew()
+
+    # -- after a commit, and on reads -----------------------------------------------------------
+
+    def after_commit(self, *, first: bool) -> None:
+        """A committed write left index work: hand it on, or do it once the backlog is long.
+        ``first``: the index was current before it (the quiet-time task starts watching)."""
+        if self._worker is not None:
+            now = time.monotonic()
+            # At most one nudge per WORKER_NUDGE_GAP_S: the helper takes in everything committed
+            # by the time it looks (so under sustained writes it applies batches of a few dozen
+            # records, not one transaction per record), and the quiet-time task nudges again for
+            # whatever came after the last nudge.
+            if now - self._nudged_at >= WORKER_NUDGE_GAP_S:
+                self._nudged_at = now
+                self._worker_took_it = self._worker.nudge(self._store.path)
+            if self._worker_took_it:
+                if self.pending >= WORKER_CHECK_EVERY:
+                    self.pending = self.index.backlog(self._db)  # what the process left
+                    if self.pending >= INDEX_FLUSH_THRESHOLD:
+                        self._catch_up_after_write()
+                if first:
+                    self._quiet_task.nudge()  # quiet-time upkeep: re-nudge, prune the queue
+                return
+        if first:
+            self._quiet_task.nudge()
+        if self.pending >= INDEX_FLUSH_THRESHOLD:
+            self._catch_up_after_write()
+
+    def _catch_up_after_write(self) -> None:
+        # The write is committed and acknowledged whatever happens here: a failure leaves backlog.
+        try:
+            self.catch_up(None)
+        except (sqlite3.Error, StoreCorrupt) as exc:  # pragma: no cover - I/O faults
+            _log.warning("recall index of %s could not catch up: %s", self._store.path, exc)
+
+    def catch_up(self, limit: int | None) -> int:
+        """Catch the index file up (at most ``limit`` new records); an index the indexing
+        process already caught up costs two small reads. Returns the records it touched."""
+        index, db = self.index, self._db
+        if not index.behind(db):
+            self.pending = 0
+            return 0
+        if limit is not None:
+            done = index.catch_up(db, limit)
+            self.pending = index.backlog(db)
+        else:
+            # In transactions of CATCH_UP_CHUNK records: a whole rebuild (a lost index file of a
+            # large realm) must not hold every posting of the realm in memory at once.
+            done = index.catch_up(db, CATCH_UP_CHUNK)
+            while index.behind(db):
+                if done >= CATCH_UP_CHUNK and done % (CATCH_UP_CHUNK * 16) < CATCH_UP_CHUNK:
+                    _log.info("recall index of %s: %d records caught up so far", self._store.path, done)
+                done += index.catch_up(db, CATCH_UP_CHUNK)
+            self.pending = 0
+        self.prune_queue()
+        return done
+
+    def prune_queue(self) -> None:
+        """Drop the realm file's queued removals the index has applied."""
+        db = self._db
+        if not self._queued or db.in_transaction:
+            return
+        applied = self.index.marks()[1]
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("DELETE FROM index_queue WHERE seq <= ?", (applied,))
+            (self._queued,) = db.execute("SELECT count(*) FROM index_queue").fetchone()
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def touched(self) -> None:
+        """A recall: the realm is not quiet; look again (for usage counters) once it is."""
+        self._active_at = time.monotonic()
+        self._quiet_task.nudge()
+
+    def quiet_for(self) -> float:
+        return time.monotonic() - self._active_at
+
+    # -- in quiet spells (the upkeep thread) -----------------------------------------------------
+
+    def has_worker(self) -> bool:
+        return self._worker is not None
+
+    def behind_worker(self, chunk: int) -> bool:
+        """With an indexing process, in a quiet spell: whether the index is still behind. Once
+        it has caught up the queue is pruned; while it is behind the process is nudged again (a
+        nudge may have been dropped), or, if no process can take it, ``chunk`` records are
+        caught up here."""
+        with self._store._lock:
+            if not self.index.behind(self._db):
+                self.pending = 0
+                self.prune_queue()
+                return False
+        if self._worker is None or not self._worker.nudge(self._store.path):
+            self._store.apply_backlog(chunk)
+        return True
+
+    def close(self) -> None:
+        """Stop the quiet-time task (the store closes the index file with its own connection)."""
+        self._quiet_task.close()
 
 
 class BackgroundIndexer:
@@ -36,8 +206,11 @@ class BackgroundIndexer:
     CHUNK = 64
     QUIET_S = 0.02
 
-    def __init__(self, store: SqliteRealmStore, *, worker: UpkeepWorker | None = None) -> None:
+    def __init__(
+        self, store: SqliteRealmStore, keeper: IndexKeeper, *, worker: UpkeepWorker | None = None
+    ) -> None:
         self._store = store
+        self._keeper = keeper
         self._worker = worker or UpkeepWorker.shared()
         self._closed = False
 
@@ -58,10 +231,10 @@ class BackgroundIndexer:
         if quiet < self.QUIET_S:
             self._worker.schedule(self, self.QUIET_S - quiet)
             return
-        if store.has_worker():
+        if self._keeper.has_worker():
             # The indexing process applies the backlog; once it has, drop what it applied.
             store.flush_usage()
-            if store.backlog() and store.index_behind_worker(self.CHUNK):
+            if store.backlog() and self._keeper.behind_worker(self.CHUNK):
                 self._worker.schedule(self, self.QUIET_S)
             return
         if store.backlog():

@@ -29,11 +29,13 @@ reset and rebuilt (:meth:`RecallIndexFile.verify`).
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from urllib.parse import quote
 
+from ...errors import StoreCorrupt
 from ...storage.layout import StateLayout
 from ..recall.analyzer import ANALYZER_VERSION, AnalyzedRecord, analyze_record
 
@@ -42,9 +44,12 @@ __all__ = [
     "adopt_in_file_index",
     "backlog_size",
     "connect_readonly",
+    "open_index_file",
     "read_marks",
     "realm_extent",
 ]
+
+_log = logging.getLogger(__name__)
 
 INDEXED_UPTO = "indexed_upto"
 QUEUE_UPTO = "queue_upto"
@@ -440,3 +445,38 @@ class RecallIndexFile:
 
     def close(self) -> None:
         self._db.close()
+
+
+def open_index_file(index_path: Path, realm: sqlite3.Connection, realm_path: Path) -> RecallIndexFile:
+    """The realm's recall-index file, verified against the realm file (``realm``, at schema 6).
+
+    It is derived data: one that cannot be read (not SQLite, truncated, corrupt pages) is deleted
+    and rebuilt, which is backlog work.
+
+    Raises:
+        StoreCorrupt: not even a new index file can be created there.
+    """
+    (realm_uid,) = realm.execute("SELECT value FROM store_meta WHERE key = 'realm_uid'").fetchone()
+    try:
+        return _open_verified(index_path, realm, realm_uid, realm_path)
+    except sqlite3.DatabaseError as exc:
+        _log.warning("recall index %s is unreadable (%s); rebuilding it from %s", index_path, exc, realm_path)
+    for stale in (index_path, *StateLayout.sqlite_sidecars(index_path)):
+        stale.unlink(missing_ok=True)
+    try:
+        return _open_verified(index_path, realm, realm_uid, realm_path)
+    except sqlite3.Error as exc:
+        raise StoreCorrupt(f"cannot create recall index file {index_path}: {exc}") from exc
+
+
+def _open_verified(
+    index_path: Path, realm: sqlite3.Connection, realm_uid: str, realm_path: Path
+) -> RecallIndexFile:
+    index = RecallIndexFile(index_path)
+    try:
+        if index.verify(realm, realm_uid):
+            _log.info("recall index %s rebuilds from %s", index_path, realm_path)
+    except BaseException:
+        index.close()
+        raise
+    return index

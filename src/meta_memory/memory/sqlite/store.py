@@ -17,12 +17,11 @@ import json
 import logging
 import sqlite3
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ...clock import Clock
 from ...errors import InternalError, StoreCorrupt, WriteRefused
@@ -37,9 +36,9 @@ from ..records import (
 from ..store import CommitResult, InjectionRow
 from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch
 from .checkpoint import Checkpointer
-from .indexing import BackgroundIndexer
+from .indexing import IndexKeeper, IndexWorkerLink
 from .migrations import applied_versions, migrate
-from .recall_index import RecallIndexFile, adopt_in_file_index
+from .recall_index import adopt_in_file_index, open_index_file
 from .rows import INSERT_RECORD, RECORD_COLUMNS, dumps, record_from_row, record_values, wire_json
 from .term_index import SqliteTermIndex
 from .usage import FLUSH_THRESHOLD as USAGE_FLUSH_THRESHOLD
@@ -48,21 +47,6 @@ from .usage import PendingUsage
 __all__ = ["SqliteRealmStore"]
 
 _log = logging.getLogger(__name__)
-
-INDEX_FLUSH_THRESHOLD = 512
-# With an indexing process, writes look at the real backlog only this often: the process
-# normally keeps up, and the inline catch-up is the bound for when it does not.
-WORKER_CHECK_EVERY = 4096
-CATCH_UP_CHUNK = 8192  # new records per index transaction when catching up a long backlog
-WORKER_NUDGE_GAP_S = 0.01
-
-
-class IndexWorkerLink(Protocol):
-    """How a store asks an indexing process (index_worker.py) to catch its index file up."""
-
-    def nudge(self, realm_path: Path) -> bool:
-        """Ask for a catch-up of ``realm_path``'s index soon; False if no process can take it."""
-        ...
 
 
 class SqliteRealmStore:
@@ -84,12 +68,6 @@ class SqliteRealmStore:
         self._scope_ids: dict[tuple[str, str], int] = {}
         self._scope_by_id: dict[int, Scope] = {}
         self._txn_new_scopes: list[tuple[str, str]] = []
-        self._worker = index_worker
-        self._nudged_at = -1.0  # monotonic time of the last nudge, and whether the helper took it
-        self._worker_took_it = False
-        # Writes since the index was last known to be caught up (with a worker: an upper bound).
-        self._pending_index = 0
-        self._queued_removals = 0  # index_queue rows written since the last prune
         self._usage = PendingUsage()  # recall counters not yet written back (usage.py)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -111,27 +89,20 @@ class SqliteRealmStore:
                 adopt_in_file_index(self._db, index_path)  # schemas 1-5 kept the index in this file
             if 6 in migrate(self._db, clock.now_ms()):
                 self._reclaim_after_index_moved()
-            (self._realm_uid,) = self._db.execute(
-                "SELECT value FROM store_meta WHERE key = 'realm_uid'"
-            ).fetchone()
+            if self._db.execute("SELECT 1 FROM store_meta WHERE key = 'realm_uid'").fetchone() is None:
+                raise sqlite3.DatabaseError("store_meta has no realm_uid")  # the index file's anchor
             self._db.execute("SELECT count(*) FROM records WHERE doc < 0").fetchone()
             # Checkpoints run on the upkeep thread (see checkpoint.py), not inside a commit.
             self._db.execute("PRAGMA wal_autocheckpoint = 0")
-        except (sqlite3.DatabaseError, RuntimeError, TypeError) as exc:
+        except (sqlite3.DatabaseError, RuntimeError) as exc:
             self._db.close()
             raise StoreCorrupt(f"realm file {path} cannot be read as a realm store: {exc}") from exc
         try:
-            self._index = self._open_index(index_path)
-            self._pending_index = self._index.backlog(self._db)
-            (self._queued_removals,) = self._db.execute("SELECT count(*) FROM index_queue").fetchone()
+            self._keeper = IndexKeeper(self, open_index_file(index_path, self._db, path), index_worker)
         except BaseException:
             self._db.close()
             raise
-        self._last_write_s = time.monotonic()
         self._checkpointer = Checkpointer(path)
-        self._indexer = BackgroundIndexer(self)
-        if self._pending_index:
-            self._indexer.nudge()
 
     def _reclaim_after_index_moved(self) -> None:
         """Migration 6 left the old in-file index's pages free (about 40% of a large file): give
@@ -143,40 +114,13 @@ class SqliteRealmStore:
             _log.info("reclaiming %d free pages of %s after moving its recall index", free, self.path)
             self._db.execute("VACUUM")
 
-    def _open_index(self, index_path: Path) -> RecallIndexFile:
-        """The recall-index file, verified against this realm file. It is derived data: one that
-        cannot be read (not SQLite, truncated, corrupt pages) is deleted and rebuilt, which is
-        backlog work."""
-        try:
-            return self._open_verified_index(index_path)
-        except sqlite3.DatabaseError as exc:
-            _log.warning(
-                "recall index %s is unreadable (%s); rebuilding it from %s", index_path, exc, self.path
-            )
-        for stale in (index_path, *StateLayout.sqlite_sidecars(index_path)):
-            stale.unlink(missing_ok=True)
-        try:
-            return self._open_verified_index(index_path)
-        except sqlite3.Error as exc:
-            raise StoreCorrupt(f"cannot create recall index file {index_path}: {exc}") from exc
-
-    def _open_verified_index(self, index_path: Path) -> RecallIndexFile:
-        index = RecallIndexFile(index_path)
-        try:
-            if index.verify(self._db, self._realm_uid):
-                _log.info("recall index %s rebuilds from %s", index_path, self.path)
-        except BaseException:
-            index.close()
-            raise
-        return index
-
     # -- transactions ----------------------------------------------------------------
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             self._txn_new_scopes = []
-            pending = self._pending_index
+            pending = self._keeper.pending
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
@@ -190,11 +134,11 @@ class SqliteRealmStore:
                 # SQLite may hand the same ids to other scopes next time).
                 for key in self._txn_new_scopes:
                     self._scope_by_id.pop(self._scope_ids.pop(key), None)
-                self._pending_index = pending
+                self._keeper.pending = pending
                 raise
             self._checkpointer.nudge(self._db)
-            if self._pending_index > pending:
-                self._after_commit(first=pending == 0)
+            if self._keeper.pending > pending:
+                self._keeper.after_commit(first=pending == 0)
 
     @contextmanager
     def _savepoint(self, db: sqlite3.Connection, name: str = "step") -> Iterator[None]:
@@ -254,121 +198,26 @@ class SqliteRealmStore:
             self._scope_ids[(kind, key)] = scope_id
         return scope
 
-    # -- recall index backlog ----------------------------------------------------------------
-
-    def _grow_backlog(self) -> None:
-        """Count one record for the index to take in or drop (inside the write transaction)."""
-        self._last_write_s = time.monotonic()
-        self._pending_index += 1
-
-    def _after_commit(self, *, first: bool) -> None:
-        """A committed write left index work: hand it on, or do it once the backlog is long.
-        ``first``: the index was current before it (the quiet-time task starts watching)."""
-        if self._worker is not None:
-            now = time.monotonic()
-            # At most one nudge per WORKER_NUDGE_GAP_S: the helper takes in everything committed
-            # by the time it looks (so under sustained writes it applies batches of a few dozen
-            # records, not one transaction per record), and the quiet-time task nudges again for
-            # whatever came after the last nudge.
-            if now - self._nudged_at >= WORKER_NUDGE_GAP_S:
-                self._nudged_at = now
-                self._worker_took_it = self._worker.nudge(self.path)
-            if self._worker_took_it:
-                if self._pending_index >= WORKER_CHECK_EVERY:
-                    self._pending_index = self._index.backlog(self._db)  # what the process left
-                    if self._pending_index >= INDEX_FLUSH_THRESHOLD:
-                        self._catch_up_after_write()
-                if first:
-                    self._indexer.nudge()  # quiet-time upkeep: re-nudge, prune the queue
-                return
-        if first:
-            self._indexer.nudge()
-        if self._pending_index >= INDEX_FLUSH_THRESHOLD:
-            self._catch_up_after_write()
-
-    def _catch_up_after_write(self) -> None:
-        # The write is committed and acknowledged whatever happens here: a failure leaves backlog.
-        try:
-            self._catch_up(None)
-        except (sqlite3.Error, StoreCorrupt) as exc:  # pragma: no cover - I/O faults
-            _log.warning("recall index of %s could not catch up: %s", self.path, exc)
+    # -- the recall index (indexing.py keeps it) ------------------------------------------
 
     def backlog(self) -> int:
         """About how many records the recall index is behind by (never less; exact after each
         catch-up this store runs)."""
-        return self._pending_index
-
-    def has_worker(self) -> bool:
-        return self._worker is not None
-
-    def index_behind_worker(self, chunk: int) -> bool:
-        """With an indexing process, in a quiet spell: whether the index is still behind. Once
-        it has caught up the queue is pruned; while it is behind the process is nudged again (a
-        nudge may have been dropped), or, if no process can take it, ``chunk`` records are
-        caught up here."""
-        with self._lock:
-            if not self._index.behind(self._db):
-                self._pending_index = 0
-                self.prune_queue()
-                return False
-        if self._worker is None or not self._worker.nudge(self.path):
-            self.apply_backlog(chunk)
-        return True
+        return self._keeper.pending
 
     def quiet_for(self) -> float:
         """Seconds since the last write that left upkeep behind, or the last recall."""
-        return time.monotonic() - self._last_write_s
+        return self._keeper.quiet_for()
 
     def flush_index(self) -> int:
-        """Apply the whole recall-index backlog in one transaction; returns how much work it did.
-
-        Writes only leave work behind (a record row and an audit row are a few pages; its
-        postings are dozens of scattered pages), so a batch here costs a fraction of per-write
-        indexing. Called before the index is read, and by writes once the backlog is long.
-        """
+        """Bring the recall index up to date; returns how much work that took (read-your-writes:
+        called before the index is read)."""
         return self.apply_backlog(None)
 
     def apply_backlog(self, limit: int | None) -> int:
-        """Apply the backlog (at most ``limit`` new records of it) in one transaction."""
+        """Catch the recall index up (at most ``limit`` new records of the backlog)."""
         with self._lock:
-            return self._catch_up(limit)
-
-    def _catch_up(self, limit: int | None) -> int:
-        """Catch the index file up (under the lock, outside any realm transaction); an index the
-        indexing process already caught up costs two small reads."""
-        if not self._index.behind(self._db):
-            self._pending_index = 0
-            return 0
-        if limit is not None:
-            done = self._index.catch_up(self._db, limit)
-            self._pending_index = self._index.backlog(self._db)
-        else:
-            # In transactions of CATCH_UP_CHUNK records: a whole rebuild (a lost index file of a
-            # large realm) must not hold every posting of the realm in memory at once.
-            done = self._index.catch_up(self._db, CATCH_UP_CHUNK)
-            while self._index.behind(self._db):
-                if done >= CATCH_UP_CHUNK and done % (CATCH_UP_CHUNK * 16) < CATCH_UP_CHUNK:
-                    _log.info("recall index of %s: %d records caught up so far", self.path, done)
-                done += self._index.catch_up(self._db, CATCH_UP_CHUNK)
-            self._pending_index = 0
-        self.prune_queue()
-        return done
-
-    def prune_queue(self) -> None:
-        """Drop the realm file's queued removals the index has applied."""
-        with self._lock:
-            if not self._queued_removals or self._db.in_transaction:
-                return
-            applied = self._index.marks()[1]
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.execute("DELETE FROM index_queue WHERE seq <= ?", (applied,))
-                (left,) = self._db.execute("SELECT count(*) FROM index_queue").fetchone()
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._queued_removals = left
+            return self._keeper.catch_up(limit)
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -419,7 +268,7 @@ class SqliteRealmStore:
         doc = cur.lastrowid
         assert doc is not None
         if r.status is Status.ACTIVE:
-            self._grow_backlog()  # above the index watermark: the next catch-up indexes it
+            self._keeper.grew()  # above the index watermark: the next catch-up indexes it
             if r.supersedes is not None:
                 self._leave_active(db, r.supersedes, Status.SUPERSEDED, now, superseded_by=r.id)
         if r.status is Status.QUARANTINED and not r.ever_quarantined:
@@ -437,11 +286,7 @@ class SqliteRealmStore:
     ) -> None:
         doc, old_status = db.execute("SELECT doc, status FROM records WHERE id = ?", (memory_id,)).fetchone()
         if old_status == Status.ACTIVE.value:
-            # Always queued: whether the index took this record in yet is the index's to know
-            # (another process may be indexing it right now).
-            db.execute("INSERT INTO index_queue (doc, op) VALUES (?, 'remove')", (doc,))
-            self._queued_removals += 1
-            self._grow_backlog()
+            self._keeper.queue_removal(db, doc)
         db.execute(
             "UPDATE records SET status = ?, superseded_by = ?, updated_at_ms = ? WHERE doc = ?",
             (status.value, superseded_by, now, doc),
@@ -639,10 +484,10 @@ class SqliteRealmStore:
 
     def term_index(self, scope: Scope) -> SqliteTermIndex:
         with self._lock:
-            if self._pending_index:
+            if self._keeper.pending:
                 self.flush_index()
             scope_id = self._scope_id(scope, create=False)
-        return SqliteTermIndex(self, self._index, scope_id)
+        return SqliteTermIndex(self, self._keeper.index, scope_id)
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         if not docs:
@@ -660,8 +505,7 @@ class SqliteRealmStore:
             self._usage.add(memory_ids, at_ms)
             if not self._usage:
                 return
-            self._last_write_s = time.monotonic()
-            self._indexer.nudge()
+            self._keeper.touched()
             if len(self._usage) >= USAGE_FLUSH_THRESHOLD:
                 self.flush_usage()
 
@@ -708,7 +552,7 @@ class SqliteRealmStore:
             ]
 
     def close(self) -> None:
-        self._indexer.close()
+        self._keeper.close()
         self._checkpointer.close()
         if self._usage:
             try:
@@ -716,7 +560,7 @@ class SqliteRealmStore:
             except (sqlite3.Error, StoreCorrupt) as exc:  # pragma: no cover - I/O faults at shutdown
                 _log.warning("usage counters of %s were not written back: %s", self.path, exc)
         with self._lock:
-            self._index.close()
+            self._keeper.index.close()
             try:
                 self._db.close()
             except sqlite3.Error as exc:  # pragma: no cover - close failures are I/O faults
