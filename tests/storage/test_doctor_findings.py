@@ -124,6 +124,13 @@ CRAFTED: dict[str, tuple[Callable[[Path], object], str]] = {
         lambda state: (make_realm(state), write(state / "agent-memory" / "default.sqlite3-wal")),
         "warning",
     ),
+    "recall-index-unreadable": (
+        lambda state: (
+            make_realm(state),
+            write(state / "agent-memory" / "default.sqlite3-index", b"not an index" * 64),
+        ),
+        "warning",
+    ),
     "schema-newer-than-supported": (make_newer_realm, "error"),
     "schema-upgrade-pending": (make_old_realm, "info"),
     "realm-ok": (make_realm, "info"),

@@ -64,6 +64,7 @@ LEGACY_MARKDOWN_PENDING = "legacy-markdown-pending"
 REALM_NAME_UNDECODABLE = "realm-name-undecodable"
 REALM_UNREADABLE = "realm-unreadable"
 REALM_READ_IMMUTABLE = "realm-read-immutable"
+RECALL_INDEX_UNREADABLE = "recall-index-unreadable"
 SCHEMA_NEWER_THAN_SUPPORTED = "schema-newer-than-supported"
 SCHEMA_UPGRADE_PENDING = "schema-upgrade-pending"
 REALM_OK = "realm-ok"
@@ -84,6 +85,7 @@ FINDING_CODES: tuple[str, ...] = (
     REALM_NAME_UNDECODABLE,
     REALM_UNREADABLE,
     REALM_READ_IMMUTABLE,
+    RECALL_INDEX_UNREADABLE,
     SCHEMA_NEWER_THAN_SUPPORTED,
     SCHEMA_UPGRADE_PENDING,
     REALM_OK,
@@ -380,7 +382,7 @@ def _optional(query: Callable[[], T]) -> T | None:
         return None
 
 
-def _index_marks(realm_path: Path) -> tuple[int, int]:
+def _index_marks(realm_path: Path, realm: str, out: Diagnosis) -> tuple[int, int]:
     """The realm's recall-index watermarks, read like any other file here; (0, 0) when it has no
     readable index file (the runtime rebuilds it: everything is backlog)."""
     index_path = StateLayout.recall_index_path(realm_path)
@@ -388,7 +390,16 @@ def _index_marks(realm_path: Path) -> tuple[int, int]:
         return 0, 0
     try:
         return _read_sqlite(index_path, read_marks).value
-    except _Unreadable:
+    except _Unreadable as exc:
+        out.add(
+            "warning",
+            RECALL_INDEX_UNREADABLE,
+            f"realm {realm!r}: its recall index cannot be read: {exc}; it is derived data, so the "
+            "runtime rebuilds it from the realm file when it next opens the realm (the first recall "
+            "waits for that: minutes for a million records)",
+            path=index_path,
+            realm=realm,
+        )
         return 0, 0
 
 
@@ -442,7 +453,7 @@ def _inspect_realm(path: Path, realm: str, identity: str | None, out: Diagnosis)
     )
     unknown = RealmInventory(realm, path, None, None, size, None, identity, None)
     try:
-        read = _read_sqlite(path, _realm_reader(identity, _index_marks(path)))
+        read = _read_sqlite(path, _realm_reader(identity, _index_marks(path, realm, out)))
     except _Unreadable as exc:
         out.add(
             "error",
