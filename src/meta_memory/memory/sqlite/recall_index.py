@@ -223,7 +223,8 @@ class RecallIndexFile:
 
     def verify(self, realm: sqlite3.Connection, realm_uid: str) -> bool:
         """Reset the index unless it is this realm file's, by this analyzer, and claims no more
-        than the file holds (a realm file restored from a backup); returns whether it reset."""
+        than the file holds (a realm file restored from a backup); returns whether it reset an
+        index that had been built (a new, empty file is only stamped)."""
         meta = self.meta()
         max_doc, max_seq = realm_extent(realm)
         if (
@@ -253,7 +254,7 @@ class RecallIndexFile:
             db.execute("ROLLBACK")
             raise
         self._df.clear()
-        return True
+        return bool(meta)
 
     # -- applying the backlog ---------------------------------------------------------------
 
