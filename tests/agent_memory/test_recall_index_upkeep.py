@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import shutil
 import sqlite3
 import tempfile
@@ -1177,6 +1178,49 @@ def test_a_long_backlog_is_caught_up_whole_by_one_read_in_bounded_transactions(
         assert store.backlog() == 50
         assert len(contextual_hits(store, "alice", "harbor")) == 50
         assert chunks == [8, 8, 8, 8, 8, 8, 2]
+        assert_fully_indexed(store, path)
+    finally:
+        store.close()
+
+
+def test_a_rebuild_does_not_hold_the_realm_recall_serves_what_is_indexed_meanwhile(
+    tmp_path: Path,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    eventually: Callable[..., bool],
+) -> None:
+    """An index file lost from a large realm is a rebuild of every record: minutes for a million.
+    Past REBUILD_AFTER records behind, neither a read nor a write waits for it (the realm stays
+    usable); recall finds what is indexed so far, a warning says so, and the background catches
+    the index up (here the quiet-time task: no indexing process)."""
+    monkeypatch.setattr(indexing, "REBUILD_AFTER", 20)
+    monkeypatch.setattr(indexing, "INDEX_FLUSH_THRESHOLD", 5)
+    monkeypatch.setattr(BackgroundIndexer, "QUIET_S", 3600.0)  # no background until the end
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        harbor_notes(store, clock, range(30))  # caught up inline every 5 writes
+        assert store.backlog() == 0
+    finally:
+        store.close()
+    remove_index_file(path)
+
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        assert store.backlog() == 30
+        with caplog.at_level(logging.WARNING, logger="meta_memory.memory.sqlite.indexing"):
+            assert contextual_hits(store, "alice", "harbor") == set()  # nothing indexed yet
+        assert "is rebuilding" in caplog.text
+        harbor_notes(store, clock, range(30, 40))  # past the inline threshold: still no catch-up
+        assert read_index_marks(path)[0] == 0
+        assert contextual_hits(store, "alice", "harbor") == set()
+
+        monkeypatch.setattr(BackgroundIndexer, "QUIET_S", 0.02)
+        harbor_notes(store, clock, range(40, 41))  # a write asks the background to catch up
+        assert eventually(lambda: store.backlog() == 0, timeout_s=20)
+        state = read_file_state(path)
+        assert state.ids(contextual_hits(store, "alice", "harbor")) == {f"a{n}" for n in range(41)}
         assert_fully_indexed(store, path)
     finally:
         store.close()

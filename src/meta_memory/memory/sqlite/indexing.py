@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ...errors import StoreCorrupt
-from .recall_index import RecallIndexFile
+from .recall_index import RecallIndexFile, realm_extent
 from .upkeep import UpkeepWorker
 
 if TYPE_CHECKING:
@@ -38,6 +38,12 @@ INDEX_FLUSH_THRESHOLD = 512
 WORKER_CHECK_EVERY = 4096
 WORKER_NUDGE_GAP_S = 0.01
 CATCH_UP_CHUNK = 8192  # new records per index transaction when catching up a long backlog
+# A backlog longer than this is a rebuild (a lost or reset index file of a large realm, about
+# 15 s of work here): reads and writes do not wait for it; the indexing process, or the
+# quiet-time task, catches the index up while recall serves what it has indexed so far.
+REBUILD_AFTER = 50_000
+EXACT_BACKLOG_UPTO = 10_000
+REBUILD_WARN_EVERY_S = 30.0
 
 
 class IndexWorkerLink(Protocol):
@@ -63,11 +69,12 @@ class IndexKeeper:
         self.index = index
         self._worker = worker
         # Writes since the index was last known to be caught up (with a worker: an upper bound).
-        self.pending = index.backlog(self._db)
+        self.pending = self._backlog_now()
         (self._queued,) = self._db.execute("SELECT count(*) FROM index_queue").fetchone()
         self._nudged_at = -1.0  # monotonic time of the last nudge, and whether the helper took it
         self._worker_took_it = False
         self._active_at = time.monotonic()  # the last write that left work, or recall
+        self._warned_at = -REBUILD_WARN_EVERY_S
         self._quiet_task = BackgroundIndexer(store, self)
         if self.pending:
             self._quiet_task.nudge()
@@ -102,7 +109,7 @@ class IndexKeeper:
                 self._worker_took_it = self._worker.nudge(self._store.path)
             if self._worker_took_it:
                 if self.pending >= WORKER_CHECK_EVERY:
-                    self.pending = self.index.backlog(self._db)  # what the process left
+                    self.pending = self._backlog_now()  # what the process left
                     if self.pending >= INDEX_FLUSH_THRESHOLD:
                         self._catch_up_after_write()
                 if first:
@@ -116,9 +123,36 @@ class IndexKeeper:
     def _catch_up_after_write(self) -> None:
         # The write is committed and acknowledged whatever happens here: a failure leaves backlog.
         try:
-            self.catch_up(None)
+            if not self._rebuilding():
+                self.catch_up(None)
         except (sqlite3.Error, StoreCorrupt) as exc:  # pragma: no cover - I/O faults
             _log.warning("recall index of %s could not catch up: %s", self._store.path, exc)
+
+    def catch_up_for_read(self) -> None:
+        """Before the index is read: catch it up (read-your-writes), unless it is rebuilding."""
+        if not self._rebuilding():
+            self.catch_up(None)
+
+    def _rebuilding(self) -> bool:
+        """Whether the index is so far behind that catching it up inline would hold the realm
+        for many seconds; if so, the background is asked to do it and a warning says recall is
+        incomplete meanwhile (at most every REBUILD_WARN_EVERY_S)."""
+        max_doc, _ = realm_extent(self._db)
+        behind = max_doc - self.index.marks()[0]  # new records not taken in yet, at most
+        if behind <= REBUILD_AFTER:
+            return False
+        now = time.monotonic()
+        if now - self._warned_at >= REBUILD_WARN_EVERY_S:
+            self._warned_at = now
+            _log.warning(
+                "recall index of %s is rebuilding (up to %d records behind): recall finds only what "
+                "it has indexed until it catches up",
+                self._store.path,
+                behind,
+            )
+        if self._worker is None or not self._worker.nudge(self._store.path):
+            self._quiet_task.nudge()
+        return True
 
     def catch_up(self, limit: int | None) -> int:
         """Catch the index file up (at most ``limit`` new records); an index the indexing
@@ -129,7 +163,7 @@ class IndexKeeper:
             return 0
         if limit is not None:
             done = index.catch_up(db, limit)
-            self.pending = index.backlog(db)
+            self.pending = self._backlog_now()
         else:
             # In transactions of CATCH_UP_CHUNK records: a whole rebuild (a lost index file of a
             # large realm) must not hold every posting of the realm in memory at once.
@@ -141,6 +175,15 @@ class IndexKeeper:
             self.pending = 0
         self.prune_queue()
         return done
+
+    def _backlog_now(self) -> int:
+        """The backlog: exact while short; past EXACT_BACKLOG_UPTO the cheap upper bound (the
+        exact count reads every record above the watermark: a rebuild of a large realm would
+        pay that for each of its chunks)."""
+        max_doc, max_seq = realm_extent(self._db)
+        indexed, queued = self.index.marks()
+        bound = max(0, max_doc - indexed) + max(0, max_seq - queued)
+        return bound if bound > EXACT_BACKLOG_UPTO else self.index.backlog(self._db)
 
     def prune_queue(self) -> None:
         """Drop the realm file's queued removals the index has applied."""
