@@ -15,14 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
-from urllib.parse import quote
 
 from ..errors import CapabilityUnavailable, InvalidParams, StorageRefused
 from ..ledger.local_json import LocalJsonBackend
 from ..memory.legacy_import import pending_legacy_files
 from ..memory.records import ScopeKind, Status
 from ..memory.sqlite.migrations import SCHEMA_VERSION, applied_versions
-from ..memory.sqlite.recall_index import backlog_size, read_marks
+from ..memory.sqlite.recall_index import backlog_size, connect_readonly, read_marks
 from .census import StorageCensus
 from .layout import (
     AGENT_MEMORY_DIR,
@@ -287,9 +286,7 @@ def _header(path: Path) -> bytes:
 
 
 def _run(path: Path, read: Callable[[sqlite3.Connection], T], *, immutable: bool) -> T:
-    mode = "immutable=1" if immutable else "readonly_shm=1"
-    uri = f"file:{quote(str(path), safe='/')}?mode=ro&{mode}"
-    db = sqlite3.connect(uri, uri=True, isolation_level=None)
+    db = connect_readonly(path, "immutable=1" if immutable else "readonly_shm=1")
     try:
         db.execute("PRAGMA query_only = 1")
         return read(db)

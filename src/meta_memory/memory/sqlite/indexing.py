@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ...errors import StoreCorrupt
-from .recall_index import RecallIndexFile, realm_extent
+from .recall_index import RecallIndexFile
 from .upkeep import UpkeepWorker
 
 if TYPE_CHECKING:
@@ -123,24 +123,24 @@ class IndexKeeper:
     def _catch_up_after_write(self) -> None:
         # The write is committed and acknowledged whatever happens here: a failure leaves backlog.
         try:
-            if not self._rebuilding():
-                self.catch_up(None)
+            self.catch_up_unless_rebuilding()
         except (sqlite3.Error, StoreCorrupt) as exc:  # pragma: no cover - I/O faults
             _log.warning("recall index of %s could not catch up: %s", self._store.path, exc)
 
-    def catch_up_for_read(self) -> None:
-        """Before the index is read: catch it up (read-your-writes), unless it is rebuilding."""
-        if not self._rebuilding():
-            self.catch_up(None)
+    def catch_up_unless_rebuilding(self) -> None:
+        """Before the index is read (read-your-writes), and after a write that brought the backlog
+        to the inline threshold: catch the index up, unless it is so far behind (a rebuild) that
+        doing it here would hold the realm for many seconds; then the background is asked to do
+        it, and a warning (at most every REBUILD_WARN_EVERY_S) says recall is incomplete meanwhile."""
+        new, removals = self.index.lag(self._db)
+        if new > REBUILD_AFTER:
+            self._rebuild_in_background(new)
+        elif new or removals:
+            self._catch_up_all()
+        else:
+            self.pending = 0
 
-    def _rebuilding(self) -> bool:
-        """Whether the index is so far behind that catching it up inline would hold the realm
-        for many seconds; if so, the background is asked to do it and a warning says recall is
-        incomplete meanwhile (at most every REBUILD_WARN_EVERY_S)."""
-        max_doc, _ = realm_extent(self._db)
-        behind = max_doc - self.index.marks()[0]  # new records not taken in yet, at most
-        if behind <= REBUILD_AFTER:
-            return False
+    def _rebuild_in_background(self, behind: int) -> None:
         now = time.monotonic()
         if now - self._warned_at >= REBUILD_WARN_EVERY_S:
             self._warned_at = now
@@ -152,27 +152,30 @@ class IndexKeeper:
             )
         if self._worker is None or not self._worker.nudge(self._store.path):
             self._quiet_task.nudge()
-        return True
 
     def catch_up(self, limit: int | None) -> int:
         """Catch the index file up (at most ``limit`` new records); an index the indexing
-        process already caught up costs two small reads. Returns the records it touched."""
-        index, db = self.index, self._db
-        if not index.behind(db):
+        process already caught up costs four small reads. Returns the records it touched."""
+        if not self.index.behind(self._db):
             self.pending = 0
             return 0
-        if limit is not None:
-            done = index.catch_up(db, limit)
-            self.pending = self._backlog_now()
-        else:
-            # In transactions of CATCH_UP_CHUNK records: a whole rebuild (a lost index file of a
-            # large realm) must not hold every posting of the realm in memory at once.
-            done = index.catch_up(db, CATCH_UP_CHUNK)
-            while index.behind(db):
-                if done >= CATCH_UP_CHUNK and done % (CATCH_UP_CHUNK * 16) < CATCH_UP_CHUNK:
-                    _log.info("recall index of %s: %d records caught up so far", self._store.path, done)
-                done += index.catch_up(db, CATCH_UP_CHUNK)
-            self.pending = 0
+        if limit is None:
+            return self._catch_up_all()
+        done = self.index.catch_up(self._db, limit)
+        self.pending = self._backlog_now()
+        self.prune_queue()
+        return done
+
+    def _catch_up_all(self) -> int:
+        # In transactions of CATCH_UP_CHUNK records: a whole rebuild (a lost index file of a large
+        # realm) must not hold every posting of the realm in memory at once.
+        index, db = self.index, self._db
+        done = index.catch_up(db, CATCH_UP_CHUNK)
+        while index.behind(db):
+            if done >= CATCH_UP_CHUNK and done % (CATCH_UP_CHUNK * 16) < CATCH_UP_CHUNK:
+                _log.info("recall index of %s: %d records caught up so far", self._store.path, done)
+            done += index.catch_up(db, CATCH_UP_CHUNK)
+        self.pending = 0
         self.prune_queue()
         return done
 
@@ -180,9 +183,7 @@ class IndexKeeper:
         """The backlog: exact while short; past EXACT_BACKLOG_UPTO the cheap upper bound (the
         exact count reads every record above the watermark: a rebuild of a large realm would
         pay that for each of its chunks)."""
-        max_doc, max_seq = realm_extent(self._db)
-        indexed, queued = self.index.marks()
-        bound = max(0, max_doc - indexed) + max(0, max_seq - queued)
+        bound = sum(self.index.lag(self._db))
         return bound if bound > EXACT_BACKLOG_UPTO else self.index.backlog(self._db)
 
     def prune_queue(self) -> None:

@@ -78,9 +78,10 @@ CREATE TABLE IF NOT EXISTS {p}scope_stats (
 Analyzed = tuple[int, int, AnalyzedRecord]
 
 
-def connect_readonly(path: Path) -> sqlite3.Connection:
-    """A read-only connection to ``path`` (any characters in it are the file's, not URI syntax)."""
-    uri = f"file:{quote(str(path), safe='/')}?mode=ro"
+def connect_readonly(path: Path, *options: str) -> sqlite3.Connection:
+    """A read-only connection to ``path`` (any characters in it are the file's, not URI syntax),
+    with more URI ``options`` such as ``"immutable=1"``."""
+    uri = f"file:{quote(str(path), safe='/')}?" + "&".join(("mode=ro", *options))
     return sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
 
 
@@ -209,11 +210,17 @@ class RecallIndexFile:
         """(indexed_upto, queue_upto)."""
         return read_marks(self._db)
 
-    def behind(self, realm: sqlite3.Connection) -> bool:
-        """Whether the realm file holds records or removals this index has not applied."""
+    def lag(self, realm: sqlite3.Connection) -> tuple[int, int]:
+        """How far behind the realm file the index is, from four small reads: (records created
+        past ``indexed_upto``, removals queued past ``queue_upto``). Upper bounds: a record
+        created and left ``active`` before the index got to it counts, though there is nothing to do."""
         max_doc, max_seq = realm_extent(realm)
         indexed, queued = self.marks()
-        return max_doc > indexed or max_seq > queued
+        return max(0, max_doc - indexed), max(0, max_seq - queued)
+
+    def behind(self, realm: sqlite3.Connection) -> bool:
+        """Whether the realm file holds records or removals this index has not applied."""
+        return any(self.lag(realm))
 
     def backlog(self, realm: sqlite3.Connection) -> int:
         return backlog_size(realm, *self.marks())

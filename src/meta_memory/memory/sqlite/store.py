@@ -485,7 +485,7 @@ class SqliteRealmStore:
     def term_index(self, scope: Scope) -> SqliteTermIndex:
         with self._lock:
             if self._keeper.pending:
-                self._keeper.catch_up_for_read()
+                self._keeper.catch_up_unless_rebuilding()
             scope_id = self._scope_id(scope, create=False)
         return SqliteTermIndex(self, self._keeper.index, scope_id)
 
