@@ -65,13 +65,16 @@ class Checkpointer:
             # WAL from its start (if no reader is inside it then). The background checkpoints
             # run beside the writer, so with another process reading the file often (the
             # indexing process) that moment never came and the WAL grew without bound
-            # (measured: 180 MB for 5,000 remembers). Once per RESTART_AFTER_FRAMES pages, a
-            # few ms; if the restart misses, the next background checkpoint asks again.
-            self._wal_long = False
+            # (measured: 180 MB for 5,000 remembers). The restart misses when the helper is
+            # reading at that instant, so the writer checks at its next commit: a WAL still long
+            # means try again; a short one means it restarted. A few ms, about once per
+            # RESTART_AFTER_FRAMES pages.
             self._since_done = 0
             try:
-                writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                _busy, wal_frames, _done = writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                self._wal_long = self._wal_long and wal_frames >= RESTART_AFTER_FRAMES
             except sqlite3.Error as exc:  # pragma: no cover - I/O faults
+                self._wal_long = False
                 _log.warning("inline checkpoint of %s failed: %s", self._path, exc)
 
     def run_upkeep(self) -> None:
