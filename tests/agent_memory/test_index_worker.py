@@ -118,6 +118,35 @@ def test_the_helper_builds_the_index_while_the_store_only_writes_records(
     assert hits(worker_store, "alice", "harbor") == set(ids[1:])
 
 
+def fresh_count(realm_path: Path) -> int:
+    with closing(sqlite3.connect(StateLayout.recall_index_path(realm_path))) as db:
+        (n,) = db.execute("SELECT count(*) FROM fresh").fetchone()
+        return int(n)
+
+
+def test_the_helper_merges_the_fresh_tier_once_writes_pause(
+    worker_store: SqliteRealmStore,
+    make_record: Callable[..., Any],
+    eventually: Callable[..., bool],
+) -> None:
+    """New records reach the index through its fresh tier; in a quiet spell the helper merges
+    them into the postings, including those the store's own read caught up, and the store's
+    recall follows each move."""
+    path = worker_store.path
+    ids = remember(worker_store, make_record, 200)
+    assert hits(worker_store, "alice", "harbor espresso") == set(ids)  # the read catches up first
+    assert eventually(lambda: fresh_count(path) == 0, timeout_s=20)
+    with closing(sqlite3.connect(StateLayout.recall_index_path(path))) as db:
+        (merged,) = db.execute("SELECT count(DISTINCT doc) FROM postings").fetchone()
+    assert merged == 200
+    assert hits(worker_store, "alice", "harbor espresso") == set(ids)
+    more = remember(worker_store, make_record, 20, identity="bob")
+    assert hits(worker_store, "bob", "harbor") == set(more)
+    assert eventually(lambda: fresh_count(path) == 0, timeout_s=20)
+    assert hits(worker_store, "alice", "harbor espresso") == set(ids)
+    assert hits(worker_store, "bob", "harbor") == set(more)
+
+
 def test_a_recall_right_after_a_write_sees_it_whatever_the_helper_has_done(
     worker_store: SqliteRealmStore, make_record: Callable[..., Any]
 ) -> None:

@@ -154,6 +154,22 @@ def _read_postings(db: sqlite3.Connection) -> list[Posting]:
     return sorted(db.execute(POSTINGS_SQL).fetchall(), key=repr)
 
 
+def _read_both_tiers(ix: sqlite3.Connection) -> tuple[list[Posting], dict[int, tuple[int, int]]]:
+    """An index file's postings and scope statistics as readers see them: ``postings`` and
+    ``scope_stats`` plus the records waiting in ``fresh`` (a record must be in one tier only,
+    or its postings show up twice)."""
+    postings = ix.execute(POSTINGS_SQL).fetchall()
+    stats = {
+        sid: (count, total)
+        for sid, count, total in ix.execute("SELECT scope_id, doc_count, total_len FROM scope_stats")
+    }
+    for doc, scope_id, length, fields in ix.execute("SELECT doc, scope_id, length, fields FROM fresh"):
+        postings.extend((scope_id, term, doc, *tfs, length) for term, tfs in json.loads(fields).items())
+        count, total = stats.get(scope_id, (0, 0))
+        stats[scope_id] = (count + 1, total + length)
+    return sorted(postings, key=repr), stats
+
+
 def read_file_state(path: Path) -> FileState:
     """The realm file, then its index file (both must exist). Two snapshots: consistent whenever
     no write is in flight, since the quiet-time indexer changes no record and prunes only queue
@@ -161,11 +177,7 @@ def read_file_state(path: Path) -> FileState:
     with snapshot(path) as db:
         records, scope_ids, queue, max_seq, store_meta = _read_realm(db)
     with snapshot(index_path(path)) as ix:
-        postings = _read_postings(ix)
-        scope_stats = {
-            sid: (count, total)
-            for sid, count, total in ix.execute("SELECT scope_id, doc_count, total_len FROM scope_stats")
-        }
+        postings, scope_stats = _read_both_tiers(ix)
         index_meta = dict(ix.execute("SELECT key, value FROM meta").fetchall())
     return FileState(
         records,
@@ -446,6 +458,20 @@ class RecallIndexUpkeep(RuleBasedStateMachine):
             assert pending == 0  # removals: always applied whole
             if self.removed_since_open:
                 assert db.execute("SELECT count(*) FROM index_queue").fetchone() == (0,)  # and pruned
+
+    @rule(limit=st.integers(min_value=1, max_value=4))
+    def merge_part_of_the_fresh_tier(self, limit: int) -> None:
+        """Records move from the fresh tier into the postings; what the index holds does not change."""
+        before = read_file_state(self.path)
+        moved = self.store.merge_fresh(limit)
+        after = read_file_state(self.path)
+        assert (after.postings, nonempty(after.scope_stats)) == (
+            before.postings,
+            nonempty(before.scope_stats),
+        )
+        with closing(sqlite3.connect(index_path(self.path))) as ix:
+            (left,) = ix.execute("SELECT count(*) FROM fresh").fetchone()
+        assert moved <= limit and (moved == limit or left == 0)
 
     @rule()
     def flush(self) -> None:
@@ -1222,5 +1248,160 @@ def test_a_rebuild_does_not_hold_the_realm_recall_serves_what_is_indexed_meanwhi
         state = read_file_state(path)
         assert state.ids(contextual_hits(store, "alice", "harbor")) == {f"a{n}" for n in range(41)}
         assert_fully_indexed(store, path)
+    finally:
+        store.close()
+
+
+# -- 5. the two tiers: new records go to ``fresh``, merges move them into ``postings`` ------------
+
+
+def fresh_docs(path: Path) -> set[int]:
+    with snapshot(index_path(path)) as ix:
+        return {doc for (doc,) in ix.execute("SELECT doc FROM fresh")}
+
+
+def test_new_records_wait_in_the_fresh_tier_and_a_merge_moves_them_without_changing_recall(
+    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None
+) -> None:
+    """A catch-up of a few records writes one ``fresh`` row each, not postings; merging them in
+    parts changes neither what recall finds nor the statistics it ranks by."""
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        harbor_notes(store, clock, range(10))
+        write(store, CreateOp(make(clock, "b0", "bob", "Harbor", "Espresso at noon.")))
+        assert contextual_hits(store, "alice", "harbor espresso")  # the read catches up first
+        state = assert_fully_indexed(store, path)
+        assert fresh_docs(path) == state.active_docs()  # all eleven wait in the fresh tier
+        with snapshot(index_path(path)) as ix:
+            assert ix.execute("SELECT count(*) FROM postings").fetchone() == (0,)
+        ranked = rank(store.term_index(Scope.identity(REALM, "alice")), query_terms("harbor espresso"), 100)
+
+        assert store.merge_fresh(4) == 4
+        assert len(fresh_docs(path)) == 7
+        assert (
+            rank(store.term_index(Scope.identity(REALM, "alice")), query_terms("harbor espresso"), 100)
+            == ranked
+        )
+        assert store.merge_fresh(100) == 7
+        assert fresh_docs(path) == set()
+        assert_fully_indexed(store, path)
+        assert (
+            rank(store.term_index(Scope.identity(REALM, "alice")), query_terms("harbor espresso"), 100)
+            == ranked
+        )
+    finally:
+        store.close()
+
+
+def test_a_reader_follows_another_process_moving_and_removing_fresh_records(
+    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None
+) -> None:
+    """The store keeps the fresh records of a scope in memory once read. When another connection
+    (the indexing process) merges them or applies a removal, the store's next read sees it: no
+    record counted twice, none missed, none that left ``active``."""
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    other = RecallIndexFile(index_path(path))
+    realm = sqlite3.connect(path, isolation_level=None)
+    try:
+        harbor_notes(store, clock, range(6))
+        alice = Scope.identity(REALM, "alice")
+        assert len(contextual_hits(store, "alice", "harbor")) == 6  # now held in memory
+        assert store.term_index(alice).collection_stats().doc_count == 6
+
+        assert other.merge(3) == 3  # another process moves three into the postings
+        assert len(contextual_hits(store, "alice", "harbor")) == 6
+        assert store.term_index(alice).collection_stats().doc_count == 6
+        assert store.term_index(alice).document_frequencies(["harbor"]) == {"harbor": 6}
+
+        # A removal, applied by the other process: of a fresh record, then of a merged one.
+        state = read_file_state(path)
+        fresh_id, merged_id = (state.records[max(fresh_docs(path))].memory_id, state.records[1].memory_id)
+        write(store, TombstoneOp(fresh_id, alice), TombstoneOp(merged_id, alice))
+        assert other.catch_up(realm) == 2
+        store.term_index(alice)  # the store sees the index caught up: nothing left to do itself
+        assert store.backlog() == 0
+        hits = contextual_hits(store, "alice", "harbor")
+        assert state.ids(hits) == {f"a{n}" for n in range(6)} - {fresh_id, merged_id}
+        assert store.term_index(alice).collection_stats().doc_count == 4
+        assert_fully_indexed(store, path)  # (the queue is pruned by the quiet-time task, off here)
+    finally:
+        realm.close()
+        other.close()
+        store.close()
+
+
+def test_a_long_catch_up_writes_straight_into_the_postings(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, no_quiet_time_indexing: None
+) -> None:
+    """More than FRESH_BATCH_MAX new records at once (a rebuild, a long backlog) skip the fresh
+    tier: one big sorted batch is where postings writes are cheapest."""
+    from meta_memory.memory.sqlite import recall_index
+
+    monkeypatch.setattr(recall_index, "FRESH_BATCH_MAX", 5)
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        harbor_notes(store, clock, range(3))
+        store.flush_index()
+        assert len(fresh_docs(path)) == 3
+        harbor_notes(store, clock, range(3, 12))
+        store.flush_index()
+        assert len(fresh_docs(path)) == 3  # the nine new ones went straight to the postings
+        assert_fully_indexed(store, path)
+        assert len(contextual_hits(store, "alice", "harbor")) == 12
+    finally:
+        store.close()
+
+
+def test_under_writes_that_never_pause_the_fresh_tier_stays_bounded(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, no_quiet_time_indexing: None
+) -> None:
+    """Without a quiet spell nothing would ever be merged: a catch-up that leaves FRESH_MAX records
+    waiting merges a chunk of them then and there."""
+    monkeypatch.setattr(indexing, "INDEX_FLUSH_THRESHOLD", 4)
+    monkeypatch.setattr(indexing, "FRESH_MAX", 10)
+    monkeypatch.setattr(indexing, "MERGE_CHUNK", 6)
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        for n in range(60):
+            harbor_notes(store, clock, [n])
+            assert len(fresh_docs(path)) < 10 + 4
+        assert_fully_indexed(store, path)
+        assert len(contextual_hits(store, "alice", "harbor")) == 60
+    finally:
+        store.close()
+
+
+def test_the_quiet_time_task_merges_the_fresh_tier_once_writes_pause_also_after_a_restart(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, eventually: Callable[..., bool]
+) -> None:
+    """Library runtimes (no indexing process): the upkeep thread merges the fresh tier in a quiet
+    spell; records a previous run left there are merged after the next open."""
+    monkeypatch.setattr(indexing, "MERGE_QUIET_S", 0.05)
+    monkeypatch.setattr(BackgroundIndexer, "MERGE_CHUNK", 4)
+    path = tmp_path / "r.sqlite3"
+    monkeypatch.setattr(indexing, "MERGE_QUIET_S", 3600.0)
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        harbor_notes(store, clock, range(10))
+        store.flush_index()
+        assert len(fresh_docs(path)) == 10
+    finally:
+        store.close()
+    assert len(fresh_docs(path)) == 10  # closing does not merge: the records are safe where they are
+
+    monkeypatch.setattr(indexing, "MERGE_QUIET_S", 0.05)
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        assert eventually(lambda: not fresh_docs(path), timeout_s=20)
+        state = assert_fully_indexed(store, path)
+        assert len(state.postings) > 0
+        harbor_notes(store, clock, range(10, 15))
+        assert len(contextual_hits(store, "alice", "harbor")) == 15
+        assert eventually(lambda: not fresh_docs(path), timeout_s=20)
+        assert len(contextual_hits(store, "alice", "harbor")) == 15
     finally:
         store.close()

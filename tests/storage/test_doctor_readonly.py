@@ -66,11 +66,13 @@ def live(tmp_path: Path) -> Any:
         handle = MetaHandle(runtime)
         for n in range(12):
             handle.remember_agent_memory("alice", title=f"Note {n}", body=f"Alice's note number {n}.")
-        # A contextual recall applies the recall-index backlog now, and its usage counters are
-        # written back at once, so the runtime has no background work left to write while a test
-        # compares bytes.
+        # A contextual recall applies the recall-index backlog now, the index's fresh tier is
+        # merged and the usage counters are written back at once, so the runtime has no
+        # background work left to write while a test compares bytes.
         assert len(handle.recall_agent_memory("alice", query_text="Alice's note", max_entries=12)) == 12
-        runtime.agent_memory.store("default").flush_usage()  # type: ignore[union-attr]
+        store = runtime.agent_memory.store("default")  # type: ignore[union-attr]
+        assert store.merge_fresh(1024) == 12
+        store.flush_usage()
         realm = state / "agent-memory" / "default.sqlite3"
         assert realm.with_name("default.sqlite3-wal").stat().st_size > 0
         assert records_in_main_file(realm, tmp_path) < 12  # the writes are not checkpointed
@@ -109,7 +111,13 @@ def test_beside_a_live_runtime_the_doctor_reads_the_wal_and_changes_nothing_but_
     # index, never data) with the runtime's connections, and a reader there sets its reader mark in
     # it like any reader of the runtime. Those two files are compared for presence only; the test
     # from another process below compares them byte for byte.
-    shared = frozenset({"agent-memory/default.sqlite3-shm", "event_log.sqlite3-shm"})
+    shared = frozenset(
+        {
+            "agent-memory/default.sqlite3-shm",
+            "agent-memory/default.sqlite3-index-shm",
+            "event_log.sqlite3-shm",
+        }
+    )
     before = snapshot(state, skip=shared)
 
     diagnosis = diagnose(state, "alice")

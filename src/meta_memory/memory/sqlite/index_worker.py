@@ -7,8 +7,11 @@ thread for the GIL: a background thread applying it under sustained writes slowe
 every realm it opens. After each write that leaves index work the store sends the realm file's
 path down the helper's stdin (a non-blocking pipe write of one line); the helper follows the
 realm file on a read-only connection and catches its index file up in short transactions
-(:meth:`RecallIndexFile.catch_up`), so it never touches the realm file's write lock. It runs
-at a lower CPU priority than the gateway: it uses what the request path leaves idle.
+(:meth:`RecallIndexFile.catch_up`), so it never touches the realm file's write lock. New records
+go to the index's fresh tier, one row each; once no nudge has come for MERGE_QUIET_S it merges
+the fresh tiers of the realms it indexed into their postings, a chunk per transaction, looking
+for nudges between chunks. It runs at a lower CPU priority than the gateway: it uses what the
+request path leaves idle.
 
 Nothing depends on the helper for correctness: a read of the index catches it up first either
 way (under the index file's write lock, so the two never apply the same work twice), the store
@@ -36,6 +39,7 @@ from pathlib import Path
 
 from ...storage.layout import StateLayout
 from ..recall.analyzer import ANALYZER_VERSION
+from .indexing import FRESH_MAX, MERGE_CHUNK, MERGE_QUIET_S
 from .recall_index import RecallIndexFile, connect_readonly
 
 __all__ = ["IndexWorkerProcess", "main"]
@@ -168,10 +172,17 @@ class _Realm:
 def _serve(fd: int) -> None:
     realms: collections.OrderedDict[str, _Realm] = collections.OrderedDict()
     pending: dict[str, None] = {}  # insertion-ordered set of realm paths with work
+    unmerged: dict[str, None] = {}  # realm paths whose fresh tier may hold records
+    merging = False  # no nudge came for MERGE_QUIET_S: merge fresh records until one does
     buffer = b""
     while True:
-        ready, _, _ = select.select([fd], [], [], 0 if pending else None)
+        if pending or (merging and unmerged):
+            timeout: float | None = 0
+        else:
+            timeout = MERGE_QUIET_S if unmerged else None
+        ready, _, _ = select.select([fd], [], [], timeout)
         if ready:
+            merging = False
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 break  # the gateway closed our stdin: it is shutting down
@@ -179,30 +190,55 @@ def _serve(fd: int) -> None:
             for line in lines:
                 if line.strip():
                     pending[json.loads(line)] = None
-        if not pending:
-            continue
-        path = next(iter(pending))
-        del pending[path]
-        realm = realms.pop(path, None)
-        try:
-            if realm is None:
-                realm = _Realm(Path(path))
-            realms[path] = realm  # most recently used last
-            if len(realms) > OPEN_REALMS:
-                realms.popitem(last=False)[1].close()
-            if not realm.usable:
-                realms.pop(path).close()  # looked at again on the next nudge
-                continue
-            realm.index.catch_up(realm.db, CHUNK)
-            if realm.index.behind(realm.db):
-                pending[path] = None  # more to do: after the other realms' turns
-        except (sqlite3.Error, OSError) as exc:
-            _log.warning("indexing %s failed: %s", path, exc)
-            stale = realms.pop(path, None)
-            if stale is not None:
-                stale.close()
+        elif not pending:
+            merging = True
+        if pending:
+            path = next(iter(pending))
+            del pending[path]
+            _step(realms, path, pending, unmerged, merge=False)
+        elif merging and unmerged:
+            _step(realms, next(iter(unmerged)), pending, unmerged, merge=True)
     for realm in realms.values():
         realm.close()
+
+
+def _step(
+    realms: collections.OrderedDict[str, _Realm],
+    path: str,
+    pending: dict[str, None],
+    unmerged: dict[str, None],
+    *,
+    merge: bool,
+) -> None:
+    """One unit of work on one realm: catch its index up by a chunk (then, if its fresh tier is
+    full, merge a chunk of it), or, in a quiet spell, merge a chunk of its fresh tier."""
+    realm = realms.pop(path, None)
+    try:
+        if realm is None:
+            realm = _Realm(Path(path))
+        realms[path] = realm  # most recently used last
+        if len(realms) > OPEN_REALMS:
+            realms.popitem(last=False)[1].close()
+        if not realm.usable:
+            realms.pop(path).close()  # looked at again on the next nudge
+            unmerged.pop(path, None)
+            return
+        if merge:
+            if realm.index.merge(MERGE_CHUNK) < MERGE_CHUNK:
+                del unmerged[path]  # fresh is empty
+            return
+        realm.index.catch_up(realm.db, CHUNK)
+        unmerged[path] = None
+        if realm.index.behind(realm.db):
+            pending[path] = None  # more to do: after the other realms' turns
+        elif realm.index.fresh_size() >= FRESH_MAX:
+            realm.index.merge(MERGE_CHUNK)
+    except (sqlite3.Error, OSError) as exc:
+        _log.warning("indexing %s failed: %s", path, exc)
+        unmerged.pop(path, None)
+        stale = realms.pop(path, None)
+        if stale is not None:
+            stale.close()
 
 
 def main() -> int:

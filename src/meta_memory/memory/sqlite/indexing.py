@@ -44,6 +44,14 @@ CATCH_UP_CHUNK = 8192  # new records per index transaction when catching up a lo
 REBUILD_AFTER = 50_000
 EXACT_BACKLOG_UPTO = 10_000
 REBUILD_WARN_EVERY_S = 30.0
+# The fresh tier (recall_index.py) takes new records cheaply; merging them into the postings is
+# the expensive part, cheapest in large batches and best done while the realm is quiet: after
+# MERGE_QUIET_S without a write, in transactions of MERGE_CHUNK records, or, under sustained
+# writes, whenever the fresh tier holds FRESH_MAX records (which bounds what readers keep of it
+# in memory).
+MERGE_QUIET_S = 0.25
+MERGE_CHUNK = 1024
+FRESH_MAX = 8192
 
 
 class IndexWorkerLink(Protocol):
@@ -76,7 +84,10 @@ class IndexKeeper:
         self._active_at = time.monotonic()  # the last write that left work, or recall
         self._warned_at = -REBUILD_WARN_EVERY_S
         self._quiet_task = BackgroundIndexer(store, self)
-        if self.pending:
+        # Whether the fresh tier may hold records that no one is yet due to merge (left by an
+        # earlier run, or by this store's own catch-ups); the quiet-time task sees to them.
+        self.unmerged = index.fresh_size() > 0
+        if self.pending or self.unmerged:
             self._quiet_task.nudge()
 
     # -- inside a write transaction -------------------------------------------------------------
@@ -164,6 +175,7 @@ class IndexKeeper:
         done = self.index.catch_up(self._db, limit)
         self.pending = self._backlog_now()
         self.prune_queue()
+        self._caught_up_into_fresh()
         return done
 
     def _catch_up_all(self) -> int:
@@ -177,7 +189,23 @@ class IndexKeeper:
             done += index.catch_up(db, CATCH_UP_CHUNK)
         self.pending = 0
         self.prune_queue()
+        self._caught_up_into_fresh()
         return done
+
+    def _caught_up_into_fresh(self) -> None:
+        """After a catch-up: its new records may wait in the fresh tier. A full tier is merged
+        a chunk at a time here (the bound under writes that never pause); otherwise the merge
+        waits for a quiet spell."""
+        self.unmerged = True
+        if self.index.fresh_size() >= FRESH_MAX:
+            self.index.merge(MERGE_CHUNK)
+
+    def merge(self, limit: int) -> int:
+        """Merge up to ``limit`` fresh records into the postings; returns how many it moved."""
+        moved = self.index.merge(limit)
+        if moved < limit:
+            self.unmerged = False
+        return moved
 
     def _backlog_now(self) -> int:
         """The backlog: exact while short; past EXACT_BACKLOG_UPTO the cheap upper bound (the
@@ -214,6 +242,15 @@ class IndexKeeper:
     def has_worker(self) -> bool:
         return self._worker is not None
 
+    def hand_merge_to_worker(self) -> bool:
+        """With an indexing process, in a quiet spell: ask it to merge what this store's own
+        catch-ups left in the fresh tier (it merges whatever it indexed itself unasked).
+        False if no process can take it (then the quiet-time task merges inline)."""
+        if self._worker is None or not self._worker.nudge(self._store.path):
+            return False
+        self.unmerged = False
+        return True
+
     def behind_worker(self, chunk: int) -> bool:
         """With an indexing process, in a quiet spell: whether the index is still behind. Once
         it has caught up the queue is pruned; while it is behind the process is nudged again (a
@@ -249,6 +286,8 @@ class BackgroundIndexer:
 
     CHUNK = 64
     QUIET_S = 0.02
+    # Fresh records per merge transaction here: inline, a merge holds the store's lock.
+    MERGE_CHUNK = 256
 
     def __init__(
         self, store: SqliteRealmStore, keeper: IndexKeeper, *, worker: UpkeepWorker | None = None
@@ -268,25 +307,34 @@ class BackgroundIndexer:
         self._worker.cancel(self)
 
     def run_upkeep(self) -> None:
-        store = self._store
-        if self._closed or not (store.backlog() or store.pending_usage()):
+        store, keeper = self._store, self._keeper
+        if self._closed or not (store.backlog() or store.pending_usage() or keeper.unmerged):
             return
         quiet = store.quiet_for()
         if quiet < self.QUIET_S:
             self._worker.schedule(self, self.QUIET_S - quiet)
             return
-        if self._keeper.has_worker():
+        if keeper.has_worker():
             # The indexing process applies the backlog; once it has, drop what it applied.
             store.flush_usage()
-            if store.backlog() and self._keeper.behind_worker(self.CHUNK):
+            if store.backlog() and keeper.behind_worker(self.CHUNK):
                 self._worker.schedule(self, self.QUIET_S)
-            return
+                return
+            if not keeper.unmerged or keeper.hand_merge_to_worker():
+                return
         if store.backlog():
             store.apply_backlog(self.CHUNK)
         else:
             store.flush_usage()
         if store.backlog() or store.pending_usage():
             self._worker.schedule(self)  # the next chunk, after whatever else is due
+        elif keeper.unmerged:
+            if quiet < MERGE_QUIET_S:
+                self._worker.schedule(self, MERGE_QUIET_S - quiet)
+            else:
+                store.merge_fresh(self.MERGE_CHUNK)
+                if keeper.unmerged:
+                    self._worker.schedule(self)
 
     def __repr__(self) -> str:
         return f"BackgroundIndexer({self._store.path.name})"

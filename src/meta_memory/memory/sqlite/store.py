@@ -219,6 +219,11 @@ class SqliteRealmStore:
         with self._lock:
             return self._keeper.catch_up(limit)
 
+    def merge_fresh(self, limit: int) -> int:
+        """Move up to ``limit`` records from the recall index's fresh tier into its postings."""
+        with self._lock:
+            return self._keeper.merge(limit)
+
     # -- writes -------------------------------------------------------------------------------
 
     def commit(self, batch: WriteBatch, *, dedup: bool = False) -> CommitResult:
