@@ -7,6 +7,8 @@ and the memory firewall around them, reachable over JSON-RPC 2.0.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 CONTRACT_VERSION = "0.9.9"
 
@@ -24,18 +26,46 @@ from .errors import (  # noqa: E402
     StoreCorrupt,
     WriteRefused,
 )
-from .sdk import (  # noqa: E402
-    AgentMemoryForgetResult,
-    AgentMemoryRecord,
-    AgentMemoryUpdateResult,
-    MemoryIndexResult,
-    MemoryQueryResult,
-    MemoryStoreInfo,
-    Meta,
-    MetaBuilder,
-    MetaHandle,
-    local_json,
+
+if TYPE_CHECKING:
+    from .sdk import (
+        AgentMemoryForgetResult,
+        AgentMemoryRecord,
+        AgentMemoryUpdateResult,
+        MemoryIndexResult,
+        MemoryQueryResult,
+        MemoryStoreInfo,
+        Meta,
+        MetaBuilder,
+        MetaHandle,
+        local_json,
+    )
+
+_SDK_NAMES = frozenset(
+    {
+        "AgentMemoryForgetResult",
+        "AgentMemoryRecord",
+        "AgentMemoryUpdateResult",
+        "MemoryIndexResult",
+        "MemoryQueryResult",
+        "MemoryStoreInfo",
+        "Meta",
+        "MetaBuilder",
+        "MetaHandle",
+        "local_json",
+    }
 )
+
+
+def __getattr__(name: str) -> Any:
+    # The SDK (and with it the whole runtime) loads on first use, so a process that needs one
+    # corner of the package, such as the indexing process, does not pay for importing all of it.
+    if name in _SDK_NAMES:
+        from . import sdk
+
+        return getattr(sdk, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CONTRACT_VERSION",

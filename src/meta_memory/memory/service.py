@@ -102,6 +102,8 @@ class AgentMemory:
         self.index_worker = (
             IndexWorkerProcess() if mode == "process" or (mode == "auto" and serving) else None
         )
+        if self.index_worker is not None:
+            self.index_worker.start()  # its start-up overlaps ours, not the first writes
 
     # -- realms --------------------------------------------------------------------
 

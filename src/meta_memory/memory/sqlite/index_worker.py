@@ -92,6 +92,12 @@ class IndexWorkerProcess:
                     self._reap()
             return False
 
+    def start(self) -> None:
+        """Start the helper now rather than at the first nudge."""
+        with self._lock:
+            if self._proc is None:
+                self._start()
+
     def pid(self) -> int | None:
         with self._lock:
             proc = self._proc

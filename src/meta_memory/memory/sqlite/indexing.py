@@ -47,11 +47,12 @@ REBUILD_WARN_EVERY_S = 30.0
 # The fresh tier (recall_index.py) takes new records cheaply; merging them into the postings is
 # the expensive part, cheapest in large batches and best done while the realm is quiet: after
 # MERGE_QUIET_S without a write, in transactions of MERGE_CHUNK records, or, under sustained
-# writes, whenever the fresh tier holds FRESH_MAX records (which bounds what readers keep of it
-# in memory).
-MERGE_QUIET_S = 0.25
+# writes, whenever the fresh tier holds FRESH_MAX records. Readers keep the fresh records of the
+# scopes they recall in memory (about 100 us a record to load on this machine, some 5 KB each),
+# so FRESH_MAX also bounds that.
+MERGE_QUIET_S = 0.1
 MERGE_CHUNK = 1024
-FRESH_MAX = 8192
+FRESH_MAX = 4096
 
 
 class IndexWorkerLink(Protocol):

@@ -205,8 +205,14 @@ class _FreshScope:
         self.total_len = 0
 
     def add(self, doc: int, length: int, fields: Mapping[str, Sequence[int]]) -> None:
+        postings = self.postings
         for term, (tf_title, tf_body, tf_tags) in fields.items():
-            self.postings.setdefault(term, {})[doc] = (doc, tf_title, tf_body, tf_tags, length)
+            row = (doc, tf_title, tf_body, tf_tags, length)
+            found = postings.get(term)
+            if found is None:
+                postings[term] = {doc: row}
+            else:
+                found[doc] = row
         self.docs[doc] = (length, tuple(fields))
         self.total_len += length
 
