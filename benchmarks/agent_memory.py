@@ -381,7 +381,7 @@ def fresh_records(realm_path: Path) -> int:
     """Records waiting in the recall index's fresh tier (read-only: the gateway owns the file)."""
     db = sqlite3.connect(f"file:{StateLayout.recall_index_path(realm_path)}?mode=ro", uri=True)
     try:
-        (n,) = db.execute("SELECT count(*) FROM fresh").fetchone()
+        (n,) = db.execute("SELECT count(*) FROM fresh_terms").fetchone()
         return int(n)
     finally:
         db.close()

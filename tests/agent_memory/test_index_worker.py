@@ -120,7 +120,7 @@ def test_the_helper_builds_the_index_while_the_store_only_writes_records(
 
 def fresh_count(realm_path: Path) -> int:
     with closing(sqlite3.connect(StateLayout.recall_index_path(realm_path))) as db:
-        (n,) = db.execute("SELECT count(*) FROM fresh").fetchone()
+        (n,) = db.execute("SELECT count(*) FROM fresh_terms").fetchone()
         return int(n)
 
 

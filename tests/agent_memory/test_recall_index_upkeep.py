@@ -156,15 +156,17 @@ def _read_postings(db: sqlite3.Connection) -> list[Posting]:
 
 def _read_both_tiers(ix: sqlite3.Connection) -> tuple[list[Posting], dict[int, tuple[int, int]]]:
     """An index file's postings and scope statistics as readers see them: ``postings`` and
-    ``scope_stats`` plus the records waiting in ``fresh`` (a record must be in one tier only,
+    ``scope_stats`` plus the records waiting in ``fresh_terms`` (a record must be in one tier only,
     or its postings show up twice)."""
     postings = ix.execute(POSTINGS_SQL).fetchall()
     stats = {
         sid: (count, total)
         for sid, count, total in ix.execute("SELECT scope_id, doc_count, total_len FROM scope_stats")
     }
-    for doc, scope_id, length, fields in ix.execute("SELECT doc, scope_id, length, fields FROM fresh"):
-        postings.extend((scope_id, term, doc, *tfs, length) for term, tfs in json.loads(fields).items())
+    for doc, scope_id, length, terms in ix.execute("SELECT doc, scope_id, length, terms FROM fresh_terms"):
+        for entry in terms.split():
+            term, *tfs = entry.split(":")
+            postings.append((scope_id, term, doc, *map(int, tfs), length))
         count, total = stats.get(scope_id, (0, 0))
         stats[scope_id] = (count + 1, total + length)
     return sorted(postings, key=repr), stats
@@ -462,15 +464,16 @@ class RecallIndexUpkeep(RuleBasedStateMachine):
     @rule(limit=st.integers(min_value=1, max_value=4))
     def merge_part_of_the_fresh_tier(self, limit: int) -> None:
         """Records move from the fresh tier into the postings; what the index holds does not change."""
-        before = read_file_state(self.path)
-        moved = self.store.merge_fresh(limit)
-        after = read_file_state(self.path)
+        with self.store.reading():  # the store's lock: the quiet-time task cannot catch up meanwhile
+            before = read_file_state(self.path)
+            moved = self.store.merge_fresh(limit)
+            after = read_file_state(self.path)
         assert (after.postings, nonempty(after.scope_stats)) == (
             before.postings,
             nonempty(before.scope_stats),
         )
         with closing(sqlite3.connect(index_path(self.path))) as ix:
-            (left,) = ix.execute("SELECT count(*) FROM fresh").fetchone()
+            (left,) = ix.execute("SELECT count(*) FROM fresh_terms").fetchone()
         assert moved <= limit and (moved == limit or left == 0)
 
     @rule()
@@ -1252,18 +1255,18 @@ def test_a_rebuild_does_not_hold_the_realm_recall_serves_what_is_indexed_meanwhi
         store.close()
 
 
-# -- 5. the two tiers: new records go to ``fresh``, merges move them into ``postings`` ------------
+# -- 5. the two tiers: new records go to ``fresh_terms``, merges move them into ``postings`` ------
 
 
 def fresh_docs(path: Path) -> set[int]:
     with snapshot(index_path(path)) as ix:
-        return {doc for (doc,) in ix.execute("SELECT doc FROM fresh")}
+        return {doc for (doc,) in ix.execute("SELECT doc FROM fresh_terms")}
 
 
 def test_new_records_wait_in_the_fresh_tier_and_a_merge_moves_them_without_changing_recall(
     tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None
 ) -> None:
-    """A catch-up of a few records writes one ``fresh`` row each, not postings; merging them in
+    """A catch-up of a few records writes one ``fresh_terms`` row each, not postings; merging them in
     parts changes neither what recall finds nor the statistics it ranks by."""
     path = tmp_path / "r.sqlite3"
     store = SqliteRealmStore(path, REALM, clock=clock)
@@ -1403,5 +1406,35 @@ def test_the_quiet_time_task_merges_the_fresh_tier_once_writes_pause_also_after_
         assert len(contextual_hits(store, "alice", "harbor")) == 15
         assert eventually(lambda: not fresh_docs(path), timeout_s=20)
         assert len(contextual_hits(store, "alice", "harbor")) == 15
+    finally:
+        store.close()
+
+
+def test_an_index_file_with_a_development_builds_fresh_table_is_rebuilt(
+    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None
+) -> None:
+    """A development build kept fresh records in a table ``fresh`` of another format; records in
+    it would be below the watermark and in neither tier, so such a file is reset and rebuilt."""
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        harbor_notes(store, clock, range(5))
+        store.flush_index()
+    finally:
+        store.close()
+    with closing(sqlite3.connect(index_path(path), isolation_level=None)) as ix:
+        ix.execute(
+            "CREATE TABLE fresh (doc INTEGER PRIMARY KEY, scope_id INTEGER, length INTEGER, fields TEXT)"
+        )
+        ix.execute("INSERT INTO fresh SELECT doc, scope_id, length, '{}' FROM fresh_terms")
+        ix.execute("DELETE FROM fresh_terms")
+
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        assert_reset(path)
+        with snapshot(index_path(path)) as ix:
+            assert ix.execute("SELECT name FROM sqlite_master WHERE name = 'fresh'").fetchall() == []
+        assert len(contextual_hits(store, "alice", "harbor")) == 5
+        assert_fully_indexed(store, path)
     finally:
         store.close()

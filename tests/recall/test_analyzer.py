@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from meta_memory.memory.recall import analyze_record, index_terms, query_terms
 from meta_memory.memory.recall.analyzer import WHEN_CUE
 from meta_memory.memory.recall.lexicon import UPSTREAM_STOPWORDS
@@ -77,3 +82,22 @@ def test_analyze_record_counts_terms_per_field() -> None:
     assert analyzed.fields["paint"] == (0, 2, 0)
     assert analyzed.fields["~art"] == (0, 2, 1)
     assert analyzed.length == sum(sum(tfs) for tfs in analyzed.fields.values())
+
+
+_TERM = re.compile(r"[~#]?[a-z0-9]+")
+_WORDY = st.text(
+    alphabet=st.sampled_from(list("abcXYZ019 -_'’.:é\u00df\u0130\u212a\u2019\n")) | st.characters(),
+    max_size=80,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(title=_WORDY, body=_WORDY, tags=st.lists(_WORDY, max_size=3))
+def test_index_terms_are_ascii_words_so_the_fresh_tier_can_find_them_with_instr(
+    title: str, body: str, tags: list[str]
+) -> None:
+    """The recall index's fresh tier stores a record's terms as ' term:tf:tf:tf ...' and finds a
+    term with ``instr(terms, ' term:')`` (recall_index.py): that is exact only while no term holds
+    a space or a colon. Every term is a run of [a-z0-9], optionally after '~' or '#'."""
+    assert all(_TERM.fullmatch(term) for term in analyze_record(title, body, tags).fields)
+    assert all(_TERM.fullmatch(term) for term in query_terms(body, [title, *tags]))

@@ -47,11 +47,12 @@ REBUILD_WARN_EVERY_S = 30.0
 # The fresh tier (recall_index.py) takes new records cheaply; merging them into the postings is
 # the expensive part, cheapest in large batches and best done while the realm is quiet: after
 # MERGE_QUIET_S without a write, in transactions of MERGE_CHUNK records, or, under sustained
-# writes, whenever the fresh tier holds FRESH_MAX records. Readers keep the fresh records of the
-# scopes they recall in memory (about 100 us a record to load on this machine, some 5 KB each),
-# so FRESH_MAX also bounds that.
-MERGE_QUIET_S = 0.1
-MERGE_CHUNK = 1024
+# writes, whenever the fresh tier holds FRESH_MAX records. A merge transaction holds the index
+# file's write lock, so a read that must first catch the index up waits for it: MERGE_CHUNK
+# bounds that wait (about 0.1 s on this machine). Readers search the fresh tier per term in C,
+# so FRESH_MAX also bounds what a recall right after a long burst scans.
+MERGE_QUIET_S = 0.25
+MERGE_CHUNK = 512
 FRESH_MAX = 4096
 
 

@@ -1,7 +1,7 @@
 """A realm's recall index, in a SQLite file of its own beside the realm file.
 
 The index (``postings``: one row per scope, term and active record; ``scope_stats``: each scope's
-active-record count and total indexed length; ``terms``; and ``fresh``, the newest records
+active-record count and total indexed length; ``terms``; and ``fresh_terms``, the newest records
 waiting to be merged into ``postings``, one row each: see :class:`RecallIndexFile`) is derived
 data: everything in it can be rebuilt from the realm file. It lives in its own file (``StateLayout.recall_index_path``) so
 that another process can build it without contending for the realm file's one writer (measured:
@@ -74,13 +74,13 @@ CREATE TABLE IF NOT EXISTS {p}scope_stats (
     doc_count INTEGER NOT NULL,
     total_len INTEGER NOT NULL
 );
-CREATE TABLE IF NOT EXISTS {p}fresh (
+CREATE TABLE IF NOT EXISTS {p}fresh_terms (
     doc INTEGER PRIMARY KEY,
     scope_id INTEGER NOT NULL,
     length INTEGER NOT NULL,
-    fields TEXT NOT NULL                    -- JSON: term -> [tf_title, tf_body, tf_tags]
+    terms TEXT NOT NULL                     -- ' term:tf_title:tf_body:tf_tags term:... ' (see _entries)
 );
-CREATE INDEX IF NOT EXISTS {p}fresh_by_scope ON fresh (scope_id, doc);
+CREATE INDEX IF NOT EXISTS {p}fresh_terms_by_scope ON fresh_terms (scope_id, doc);
 """
 
 # A catch-up that takes in more new records than this at once (a rebuild, a long backlog) writes
@@ -193,37 +193,20 @@ def adopt_in_file_index(realm: sqlite3.Connection, index_path: Path) -> None:
         realm.execute("DETACH DATABASE ix")
 
 
-class _FreshScope:
-    """The fresh records of one scope, in memory on the reading side: an inverted map built from
-    the ``fresh`` rows, kept in step with the file (each row is read once)."""
+def _entries(fields: Mapping[str, Sequence[int]]) -> str:
+    """A record's postings as one ``fresh_terms.terms`` string: a space, then ``term:tf_title:
+    tf_body:tf_tags`` and a space for each term. Index terms are ``[a-z0-9]`` words, optionally
+    after ``~`` or ``#`` (analyzer.py; a property test pins it), so ``instr(terms, ' term:')``
+    finds exactly the records holding ``term``, in C."""
+    return " " + " ".join(f"{term}:{a}:{b}:{c}" for term, (a, b, c) in fields.items()) + " "
 
-    __slots__ = ("docs", "postings", "total_len")
 
-    def __init__(self) -> None:
-        self.docs: dict[int, tuple[int, tuple[str, ...]]] = {}  # doc -> (length, its terms)
-        self.postings: dict[str, dict[int, PostingRow]] = {}
-        self.total_len = 0
-
-    def add(self, doc: int, length: int, fields: Mapping[str, Sequence[int]]) -> None:
-        postings = self.postings
-        for term, (tf_title, tf_body, tf_tags) in fields.items():
-            row = (doc, tf_title, tf_body, tf_tags, length)
-            found = postings.get(term)
-            if found is None:
-                postings[term] = {doc: row}
-            else:
-                found[doc] = row
-        self.docs[doc] = (length, tuple(fields))
-        self.total_len += length
-
-    def remove(self, doc: int) -> None:
-        length, terms = self.docs.pop(doc)
-        for term in terms:
-            postings = self.postings[term]
-            del postings[doc]
-            if not postings:
-                del self.postings[term]
-        self.total_len -= length
+def _parse_entries(terms: str) -> dict[str, tuple[int, int, int]]:
+    out: dict[str, tuple[int, int, int]] = {}
+    for entry in terms.split():
+        term, a, b, c = entry.split(":")
+        out[term] = (int(a), int(b), int(c))
+    return out
 
 
 class RecallIndexFile:
@@ -232,11 +215,12 @@ class RecallIndexFile:
     The index has two tiers. ``postings`` holds one row per (scope, term, record), keyed for
     reading: a record's few dozen rows land on as many b-tree pages, so writing them costs
     about one page per posting unless many records go in at once (measured: 1.5 ms a record in
-    batches of 16, 0.3 ms in batches of 4,096). So new records first go into ``fresh``, one row
-    each (the record's analyzed terms, appended in ``doc`` order: a fraction of a page), and
-    :meth:`merge` moves them into ``postings`` in large sorted batches, when the realm is quiet
-    or ``fresh`` is long. A record is in exactly one tier; reads see both, ``fresh`` through
-    an in-memory map per scope that is kept in step with the file.
+    batches of 16, 0.3 ms in batches of 4,096). So new records first go into ``fresh_terms``,
+    one row each (the record's analyzed terms as one string, appended in ``doc`` order: a
+    fraction of a page), and :meth:`merge` moves them into ``postings`` in large sorted batches,
+    when the realm is quiet or the fresh tier is long. A record is in exactly one tier. Reads
+    see both, in one read transaction: the fresh tier (a few thousand rows at most) is searched
+    per term with ``instr`` in C, and what that finds is memoized until the file changes.
 
     Not thread-safe by itself: the realm store calls it under its lock, the indexing process
     from its one thread.
@@ -261,10 +245,11 @@ class RecallIndexFile:
         self._new_terms: list[str] = []
         # Read-side memos, valid while no other connection has written the file since they were
         # filled (PRAGMA data_version) and dropped on this connection's own writes:
-        # scope_id -> term_id -> df in ``postings``; scope_id -> its fresh records.
+        # scope_id -> term_id -> df in ``postings``; (scope_id, term) -> its fresh postings;
+        # scope_id -> (count, total length) of its fresh records.
         self._df: dict[int, dict[int, int]] = {}
-        self._fresh: dict[int, _FreshScope] = {}
-        self._fresh_synced: set[int] = set()
+        self._fresh_postings: dict[tuple[int, str], list[PostingRow]] = {}
+        self._fresh_stats: dict[int, tuple[int, int]] = {}
         self._data_version = -1
 
     # -- state ------------------------------------------------------------------------------
@@ -289,8 +274,8 @@ class RecallIndexFile:
         return backlog_size(realm, *self.marks())
 
     def fresh_size(self) -> int:
-        """How many records wait in ``fresh`` for :meth:`merge`."""
-        (n,) = self._db.execute("SELECT count(*) FROM fresh").fetchone()
+        """How many records wait in the fresh tier for :meth:`merge`."""
+        (n,) = self._db.execute("SELECT count(*) FROM fresh_terms").fetchone()
         return int(n)
 
     def meta(self) -> dict[str, str]:
@@ -302,8 +287,11 @@ class RecallIndexFile:
         index that had been built (a new, empty file is only stamped)."""
         meta = self.meta()
         max_doc, max_seq = realm_extent(realm)
+        # A development build kept the fresh tier in a table named ``fresh``, in another format.
+        legacy = self._db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'fresh'")
         if (
-            meta.get("realm_uid") == realm_uid
+            legacy.fetchone() is None
+            and meta.get("realm_uid") == realm_uid
             and meta.get("analyzer_version") == str(ANALYZER_VERSION)
             and int(meta.get(INDEXED_UPTO, 0)) <= max_doc
             and int(meta.get(QUEUE_UPTO, 0)) <= max_seq
@@ -313,7 +301,8 @@ class RecallIndexFile:
             db = self._db
             db.execute("DELETE FROM postings")
             db.execute("DELETE FROM scope_stats")
-            db.execute("DELETE FROM fresh")
+            db.execute("DELETE FROM fresh_terms")
+            db.execute("DROP TABLE IF EXISTS fresh")
             db.execute("DELETE FROM meta")
             db.executemany(
                 "INSERT INTO meta (key, value) VALUES (?, ?)",
@@ -346,16 +335,15 @@ class RecallIndexFile:
             raise
         finally:
             self._new_terms = []
-            self._df.clear()
-            self._fresh_synced.clear()
+            self._forget_reads()
 
     def catch_up(self, realm: sqlite3.Connection, limit: int | None = None) -> int:
         """Apply what the realm file holds beyond the watermarks; returns the records it touched.
 
         ``realm`` is read in one snapshot (its open read transaction's, if it is in one). ``limit``: take
         in at most this many new records (by ``doc``) so a long backlog can be applied in short
-        transactions; queued removals are always applied whole. New records go to ``fresh``,
-        unless there are more than FRESH_BATCH_MAX of them.
+        transactions; queued removals are always applied whole. New records go to the fresh
+        tier, unless there are more than FRESH_BATCH_MAX of them.
         """
         with self._writing() as db:
             indexed, queued = self.marks()
@@ -388,7 +376,7 @@ class RecallIndexFile:
                     continue  # never indexed: the new-records pass reads its status
                 if op == "add":
                     self._add_fresh(_analyze([(doc, scope_id, title, body, tags)]))
-                elif not db.execute("DELETE FROM fresh WHERE doc = ?", (doc,)).rowcount:
+                elif not db.execute("DELETE FROM fresh_terms WHERE doc = ?", (doc,)).rowcount:
                     self._delete(doc, scope_id, analyze_record(title, body, json.loads(tags)))
                 done += 1
             batch = _analyze(new)
@@ -406,25 +394,22 @@ class RecallIndexFile:
 
     def merge(self, limit: int) -> int:
         """Move up to ``limit`` of the oldest fresh records into ``postings``, in one
-        transaction; returns how many it moved (fewer than ``limit``: ``fresh`` is now empty)."""
+        transaction; returns how many it moved (fewer than ``limit``: the fresh tier is now empty)."""
         with self._writing() as db:
             rows = db.execute(
-                "SELECT doc, scope_id, length, fields FROM fresh ORDER BY doc LIMIT ?", (limit,)
+                "SELECT doc, scope_id, length, terms FROM fresh_terms ORDER BY doc LIMIT ?", (limit,)
             ).fetchall()
             if rows:
                 self._insert(
-                    (doc, scope_id, length, json.loads(fields)) for doc, scope_id, length, fields in rows
+                    (doc, scope_id, length, _parse_entries(terms)) for doc, scope_id, length, terms in rows
                 )
-                db.execute("DELETE FROM fresh WHERE doc <= ?", (rows[-1][0],))
+                db.execute("DELETE FROM fresh_terms WHERE doc <= ?", (rows[-1][0],))
         return len(rows)
 
     def _add_fresh(self, batch: Sequence[Analyzed]) -> None:
         self._db.executemany(
-            "INSERT INTO fresh (doc, scope_id, length, fields) VALUES (?, ?, ?, ?)",
-            [
-                (doc, scope_id, a.length, json.dumps(a.fields, separators=(",", ":")))
-                for doc, scope_id, a in batch
-            ],
+            "INSERT INTO fresh_terms (doc, scope_id, length, terms) VALUES (?, ?, ?, ?)",
+            [(doc, scope_id, a.length, _entries(a.fields)) for doc, scope_id, a in batch],
         )
 
     def _term_id(self, term: str) -> int:
@@ -478,6 +463,11 @@ class RecallIndexFile:
 
     # -- reads ----------------------------------------------------------------------------------
 
+    def _forget_reads(self) -> None:
+        self._df.clear()
+        self._fresh_postings.clear()
+        self._fresh_stats.clear()
+
     @contextmanager
     def _snapshot(self) -> Iterator[sqlite3.Connection]:
         """One read transaction, so both tiers are read as of the same commit (a merge moves
@@ -488,38 +478,41 @@ class RecallIndexFile:
             (version,) = db.execute("PRAGMA data_version").fetchone()
             if version != self._data_version:
                 self._data_version = version
-                self._df.clear()
-                self._fresh_synced.clear()
+                self._forget_reads()
             yield db
         finally:
             db.execute("COMMIT")
 
-    def _fresh_scope(self, scope_id: int) -> _FreshScope | None:
-        """The scope's fresh records (inside :meth:`_snapshot`): only rows not seen before are read."""
-        view = self._fresh.get(scope_id)
-        if scope_id not in self._fresh_synced:
-            docs = {
-                doc for (doc,) in self._db.execute("SELECT doc FROM fresh WHERE scope_id = ?", (scope_id,))
-            }
-            if view is not None:
-                for doc in [d for d in view.docs if d not in docs]:
-                    view.remove(doc)
-            elif docs:
-                view = self._fresh[scope_id] = _FreshScope()
-            if view is not None:
-                missing = [d for d in docs if d not in view.docs]
-                for i in range(0, len(missing), 500):
-                    part = missing[i : i + 500]
-                    for doc, length, fields in self._db.execute(
-                        f"SELECT doc, length, fields FROM fresh WHERE doc IN ({','.join('?' * len(part))})",
-                        part,
-                    ):
-                        view.add(doc, length, json.loads(fields))
-                if not view.docs:
-                    del self._fresh[scope_id]
-                    view = None
-            self._fresh_synced.add(scope_id)
-        return view
+    def _fresh_stats_of(self, scope_id: int) -> tuple[int, int]:
+        """(count, total length) of the scope's fresh records (inside :meth:`_snapshot`)."""
+        stats = self._fresh_stats.get(scope_id)
+        if stats is None:
+            count, total = self._db.execute(
+                "SELECT count(*), coalesce(sum(length), 0) FROM fresh_terms WHERE scope_id = ?", (scope_id,)
+            ).fetchone()
+            stats = self._fresh_stats[scope_id] = (int(count), int(total))
+        return stats
+
+    def _fresh_postings_of(self, scope_id: int, term: str) -> list[PostingRow]:
+        """The scope's fresh postings of ``term`` (inside :meth:`_snapshot`): its fresh rows are
+        searched in C; only those holding the term reach Python."""
+        key = (scope_id, term)
+        found = self._fresh_postings.get(key)
+        if found is None:
+            found = []
+            if self._fresh_stats_of(scope_id)[0]:
+                needle = f" {term}:"
+                for doc, length, terms in self._db.execute(
+                    "SELECT doc, length, terms FROM fresh_terms WHERE scope_id = ? AND instr(terms, ?) > 0",
+                    (scope_id, needle),
+                ):
+                    start = terms.index(needle) + len(needle)
+                    tf_title, tf_body, tf_tags = terms[start : terms.index(" ", start)].split(":")
+                    found.append((doc, int(tf_title), int(tf_body), int(tf_tags), length))
+            if len(self._fresh_postings) > 50_000:  # a bound, not an eviction policy
+                self._fresh_postings.clear()
+            self._fresh_postings[key] = found
+        return found
 
     def lookup_term_ids(self, terms: Iterable[str]) -> dict[str, int]:
         """Ids of the terms ``postings`` knows (terms it never took in are absent)."""
@@ -546,10 +539,8 @@ class RecallIndexFile:
                 "SELECT doc_count, total_len FROM scope_stats WHERE scope_id = ?", (scope_id,)
             ).fetchone()
             count, total = (int(row[0]), int(row[1])) if row else (0, 0)
-            fresh = self._fresh_scope(scope_id)
-            if fresh is not None:
-                count, total = count + len(fresh.docs), total + fresh.total_len
-        return count, total
+            fresh_count, fresh_total = self._fresh_stats_of(scope_id)
+        return count + fresh_count, total + fresh_total
 
     def document_frequencies(self, scope_id: int, terms: Collection[str]) -> dict[str, int]:
         # Counted from the postings range itself (C-speed, no per-write df upkeep: a df table
@@ -569,12 +560,10 @@ class RecallIndexFile:
                     cache[term_id] = df
                 if df:
                     out[term] = df
-            fresh = self._fresh_scope(scope_id)
-            if fresh is not None:
-                for term in terms:
-                    docs = fresh.postings.get(term)
-                    if docs:
-                        out[term] = out.get(term, 0) + len(docs)
+            for term in terms:
+                fresh = len(self._fresh_postings_of(scope_id, term))
+                if fresh:
+                    out[term] = out.get(term, 0) + fresh
         return out
 
     def postings(
@@ -592,15 +581,12 @@ class RecallIndexFile:
                 rows = db.execute(sql, args).fetchall()
                 if rows:
                     out[term] = rows
-            fresh = self._fresh_scope(scope_id)
-            if fresh is not None:
-                for term in terms:
-                    found = fresh.postings.get(term)
-                    if not found:
-                        continue
-                    extra = list(found.values()) if docs is None else [found[d] for d in docs if d in found]
-                    if extra:
-                        out.setdefault(term, []).extend(extra)
+            wanted = None if docs is None else set(docs)
+            for term in terms:
+                fresh = self._fresh_postings_of(scope_id, term)
+                extra = fresh if wanted is None else [row for row in fresh if row[0] in wanted]
+                if extra:
+                    out.setdefault(term, []).extend(extra)
         return out
 
     def close(self) -> None:
