@@ -22,7 +22,7 @@ from meta_memory.errors import ConfigError
 from meta_memory.memory.recall.analyzer import query_terms
 from meta_memory.memory.recall.scorer import rank
 from meta_memory.memory.records import APPLICATION, Scope
-from meta_memory.memory.sqlite import checkpoint
+from meta_memory.memory.sqlite import checkpoint, indexing
 from meta_memory.memory.sqlite.index_worker import IndexWorkerProcess
 from meta_memory.memory.sqlite.recall_index import read_marks
 from meta_memory.memory.sqlite.store import SqliteRealmStore
@@ -122,6 +122,36 @@ def fresh_count(realm_path: Path) -> int:
     with closing(sqlite3.connect(StateLayout.recall_index_path(realm_path))) as db:
         (n,) = db.execute("SELECT count(*) FROM fresh_terms").fetchone()
         return int(n)
+
+
+def test_a_reader_asks_the_helper_to_merge_a_long_fresh_tier_without_a_quiet_spell(
+    tmp_path: Path,
+    clock: ManualClock,
+    make_record: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+    eventually: Callable[..., bool],
+) -> None:
+    """The real helper, told to wait an hour for quiet before merging: only a reader's request
+    (its recalls found READS_MERGE_AT fresh records in their scope) gets the fresh tier merged."""
+    monkeypatch.setattr(indexing, "READS_MERGE_AT", 50)
+    patient = (
+        "import sys; import meta_memory.memory.sqlite.index_worker as w; "
+        "w.MERGE_QUIET_S = 3600.0; sys.exit(w.main())"
+    )
+    worker = IndexWorkerProcess([sys.executable, "-c", patient])
+    store = SqliteRealmStore(tmp_path / "r.sqlite3", REALM, clock=clock, index_worker=worker)
+    try:
+        path = store.path
+        ids = remember(store, make_record, 60)
+        assert eventually(lambda: index_marks(path)[0] == realm_extent(path)[0], timeout_s=20)
+        assert hits(store, "alice", "harbor") == set(ids)  # finds 60 fresh records
+        assert not eventually(lambda: fresh_count(path) == 0, timeout_s=0.5)  # no quiet merge
+        assert hits(store, "alice", "harbor") == set(ids)  # asks for the merge
+        assert eventually(lambda: fresh_count(path) == 0, timeout_s=20)
+        assert hits(store, "alice", "harbor") == set(ids)
+    finally:
+        store.close()
+        worker.close()
 
 
 def test_the_helper_merges_the_fresh_tier_once_writes_pause(

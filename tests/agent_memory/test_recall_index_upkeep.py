@@ -1438,3 +1438,28 @@ def test_an_index_file_with_a_development_builds_fresh_table_is_rebuilt(
         assert_fully_indexed(store, path)
     finally:
         store.close()
+
+
+def test_recalls_that_scan_a_long_fresh_tier_have_it_merged_without_waiting_for_quiet(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, eventually: Callable[..., bool]
+) -> None:
+    """A recall scans its scope's fresh records; once a read finds READS_MERGE_AT of them, the
+    next one asks for a merge (here the quiet-time task's, which would otherwise wait for an hour
+    of quiet)."""
+    monkeypatch.setattr(indexing, "MERGE_QUIET_S", 3600.0)
+    monkeypatch.setattr(indexing, "READS_MERGE_AT", 5)
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        harbor_notes(store, clock, range(4))
+        assert len(contextual_hits(store, "alice", "harbor")) == 4
+        assert len(contextual_hits(store, "alice", "harbor")) == 4  # 4 fresh: below the mark
+        assert not eventually(lambda: not fresh_docs(path), timeout_s=0.5)
+        harbor_notes(store, clock, range(4, 8))
+        assert len(contextual_hits(store, "alice", "harbor")) == 8  # this read finds 8 fresh
+        assert len(contextual_hits(store, "alice", "harbor")) == 8  # and this one asks
+        assert eventually(lambda: not fresh_docs(path), timeout_s=20)
+        assert len(contextual_hits(store, "alice", "harbor")) == 8
+        assert_fully_indexed(store, path)
+    finally:
+        store.close()

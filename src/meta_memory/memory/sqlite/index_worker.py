@@ -77,6 +77,14 @@ class IndexWorkerProcess:
         line = self._lines.get(realm_path)
         if line is None:
             line = self._lines[realm_path] = json.dumps(str(realm_path)).encode() + b"\n"
+        return self._send(line)
+
+    def request_merge(self, realm_path: Path) -> bool:
+        """Ask the helper to merge ``realm_path``'s fresh tier now, writes or not (reads are
+        paying for it); False when no helper can take it."""
+        return self._send(json.dumps({"merge": str(realm_path)}).encode() + b"\n")
+
+    def _send(self, line: bytes) -> bool:
         with self._lock:
             for _ in range(2):
                 proc = self._proc if self._proc is not None else self._start()
@@ -180,9 +188,10 @@ def _serve(fd: int) -> None:
     pending: dict[str, None] = {}  # insertion-ordered set of realm paths with work
     unmerged: dict[str, None] = {}  # realm paths whose fresh tier may hold records
     merging = False  # no nudge came for MERGE_QUIET_S: merge fresh records until one does
+    wanted: dict[str, None] = {}  # realm paths whose readers asked for a merge: merged between nudges
     buffer = b""
     while True:
-        if pending or (merging and unmerged):
+        if pending or wanted or (merging and unmerged):
             timeout: float | None = 0
         else:
             timeout = MERGE_QUIET_S if unmerged else None
@@ -195,14 +204,23 @@ def _serve(fd: int) -> None:
             *lines, buffer = (buffer + chunk).split(b"\n")
             for line in lines:
                 if line.strip():
-                    pending[json.loads(line)] = None
+                    item = json.loads(line)
+                    if isinstance(item, dict):
+                        wanted[item["merge"]] = unmerged[item["merge"]] = None
+                    else:
+                        pending[item] = None
         elif not pending:
             merging = True
         if pending:
             path = next(iter(pending))
             del pending[path]
             _step(realms, path, pending, unmerged, merge=False)
-        elif merging and unmerged:
+        if wanted:  # one chunk per turn, between catch-ups
+            path = next(iter(wanted))
+            _step(realms, path, pending, unmerged, merge=True)
+            if path not in unmerged:
+                del wanted[path]
+        elif not pending and merging and unmerged:
             _step(realms, next(iter(unmerged)), pending, unmerged, merge=True)
     for realm in realms.values():
         realm.close()

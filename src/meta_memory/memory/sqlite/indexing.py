@@ -54,6 +54,11 @@ REBUILD_WARN_EVERY_S = 30.0
 MERGE_QUIET_S = 0.25
 MERGE_CHUNK = 512
 FRESH_MAX = 4096
+# A recall that finds this many fresh records in its scope asks for the fresh tier to be merged
+# without waiting for quiet (reads scan a scope's fresh records: about 3 us each, per recall,
+# here), at most once per MERGE_REQUEST_GAP_S.
+READS_MERGE_AT = 256
+MERGE_REQUEST_GAP_S = 1.0
 
 
 class IndexWorkerLink(Protocol):
@@ -61,6 +66,10 @@ class IndexWorkerLink(Protocol):
 
     def nudge(self, realm_path: Path) -> bool:
         """Ask for a catch-up of ``realm_path``'s index soon; False if no process can take it."""
+        ...
+
+    def request_merge(self, realm_path: Path) -> bool:
+        """Ask for ``realm_path``'s fresh tier to be merged now; False if no process can take it."""
         ...
 
 
@@ -85,6 +94,8 @@ class IndexKeeper:
         self._worker_took_it = False
         self._active_at = time.monotonic()  # the last write that left work, or recall
         self._warned_at = -REBUILD_WARN_EVERY_S
+        self._merge_requested_at = -MERGE_REQUEST_GAP_S
+        self.merge_now = False  # a read asked for a merge (inline: the quiet-time task need not wait)
         self._quiet_task = BackgroundIndexer(store, self)
         # Whether the fresh tier may hold records that no one is yet due to merge (left by an
         # earlier run, or by this store's own catch-ups); the quiet-time task sees to them.
@@ -206,7 +217,7 @@ class IndexKeeper:
         """Merge up to ``limit`` fresh records into the postings; returns how many it moved."""
         moved = self.index.merge(limit)
         if moved < limit:
-            self.unmerged = False
+            self.unmerged = self.merge_now = False
         return moved
 
     def _backlog_now(self) -> int:
@@ -230,6 +241,19 @@ class IndexKeeper:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+    def after_read(self) -> None:
+        """After a recall: if reads are scanning a long fresh tier, have it merged soon, by the
+        indexing process or else the quiet-time task, without waiting for a quiet spell."""
+        if self.index.fresh_seen < READS_MERGE_AT:
+            return
+        now = time.monotonic()
+        if now - self._merge_requested_at < MERGE_REQUEST_GAP_S:
+            return
+        self._merge_requested_at = now
+        if self._worker is None or not self._worker.request_merge(self._store.path):
+            self.unmerged = self.merge_now = True
+            self._quiet_task.nudge()
 
     def touched(self) -> None:
         """A recall: the realm is not quiet; look again (for usage counters) once it is."""
@@ -331,7 +355,7 @@ class BackgroundIndexer:
         if store.backlog() or store.pending_usage():
             self._worker.schedule(self)  # the next chunk, after whatever else is due
         elif keeper.unmerged:
-            if quiet < MERGE_QUIET_S:
+            if quiet < MERGE_QUIET_S and not keeper.merge_now:
                 self._worker.schedule(self, MERGE_QUIET_S - quiet)
             else:
                 store.merge_fresh(self.MERGE_CHUNK)

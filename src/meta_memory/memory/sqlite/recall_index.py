@@ -251,6 +251,8 @@ class RecallIndexFile:
         self._fresh_postings: dict[tuple[int, str], list[PostingRow]] = {}
         self._fresh_stats: dict[int, tuple[int, int]] = {}
         self._data_version = -1
+        # The most fresh records a read found in one scope since the file last changed.
+        self.fresh_seen = 0
 
     # -- state ------------------------------------------------------------------------------
 
@@ -464,6 +466,7 @@ class RecallIndexFile:
     # -- reads ----------------------------------------------------------------------------------
 
     def _forget_reads(self) -> None:
+        self.fresh_seen = 0
         self._df.clear()
         self._fresh_postings.clear()
         self._fresh_stats.clear()
@@ -491,28 +494,37 @@ class RecallIndexFile:
                 "SELECT count(*), coalesce(sum(length), 0) FROM fresh_terms WHERE scope_id = ?", (scope_id,)
             ).fetchone()
             stats = self._fresh_stats[scope_id] = (int(count), int(total))
+            self.fresh_seen = max(self.fresh_seen, stats[0])
         return stats
 
-    def _fresh_postings_of(self, scope_id: int, term: str) -> list[PostingRow]:
-        """The scope's fresh postings of ``term`` (inside :meth:`_snapshot`): its fresh rows are
-        searched in C; only those holding the term reach Python."""
-        key = (scope_id, term)
-        found = self._fresh_postings.get(key)
-        if found is None:
-            found = []
+    def _fresh_postings_of(self, scope_id: int, terms: Collection[str]) -> dict[str, list[PostingRow]]:
+        """The scope's fresh postings of each of ``terms`` (inside :meth:`_snapshot`). One pass
+        over the scope's fresh rows finds, in C, those holding any term not memoized yet; only
+        those reach Python."""
+        memo = self._fresh_postings
+        missing = [term for term in terms if (scope_id, term) not in memo]
+        if missing:
+            if len(memo) > 50_000:  # a bound, not an eviction policy
+                memo.clear()
+            found: dict[str, list[PostingRow]] = {term: [] for term in missing}
             if self._fresh_stats_of(scope_id)[0]:
-                needle = f" {term}:"
-                for doc, length, terms in self._db.execute(
-                    "SELECT doc, length, terms FROM fresh_terms WHERE scope_id = ? AND instr(terms, ?) > 0",
-                    (scope_id, needle),
-                ):
-                    start = terms.index(needle) + len(needle)
-                    tf_title, tf_body, tf_tags = terms[start : terms.index(" ", start)].split(":")
-                    found.append((doc, int(tf_title), int(tf_body), int(tf_tags), length))
-            if len(self._fresh_postings) > 50_000:  # a bound, not an eviction policy
-                self._fresh_postings.clear()
-            self._fresh_postings[key] = found
-        return found
+                needles = [f" {term}:" for term in missing]
+                rows = self._db.execute(
+                    "SELECT doc, length, terms FROM fresh_terms WHERE scope_id = ? AND ("
+                    + " OR ".join(["instr(terms, ?) > 0"] * len(needles))
+                    + ")",
+                    (scope_id, *needles),
+                )
+                for doc, length, entries in rows:
+                    for term, needle in zip(missing, needles, strict=True):
+                        at = entries.find(needle)
+                        if at >= 0:
+                            start = at + len(needle)
+                            tf_title, tf_body, tf_tags = entries[start : entries.index(" ", start)].split(":")
+                            found[term].append((doc, int(tf_title), int(tf_body), int(tf_tags), length))
+            for term, postings in found.items():
+                memo[(scope_id, term)] = postings
+        return {term: memo[(scope_id, term)] for term in terms}
 
     def lookup_term_ids(self, terms: Iterable[str]) -> dict[str, int]:
         """Ids of the terms ``postings`` knows (terms it never took in are absent)."""
@@ -560,10 +572,9 @@ class RecallIndexFile:
                     cache[term_id] = df
                 if df:
                     out[term] = df
-            for term in terms:
-                fresh = len(self._fresh_postings_of(scope_id, term))
+            for term, fresh in self._fresh_postings_of(scope_id, terms).items():
                 if fresh:
-                    out[term] = out.get(term, 0) + fresh
+                    out[term] = out.get(term, 0) + len(fresh)
         return out
 
     def postings(
@@ -582,8 +593,7 @@ class RecallIndexFile:
                 if rows:
                     out[term] = rows
             wanted = None if docs is None else set(docs)
-            for term in terms:
-                fresh = self._fresh_postings_of(scope_id, term)
+            for term, fresh in self._fresh_postings_of(scope_id, terms).items():
                 extra = fresh if wanted is None else [row for row in fresh if row[0] in wanted]
                 if extra:
                     out.setdefault(term, []).extend(extra)

@@ -489,6 +489,9 @@ class SqliteRealmStore:
 
     def term_index(self, scope: Scope) -> SqliteTermIndex:
         with self._lock:
+            # What the previous read found (before a catch-up drops it): a long fresh tier is
+            # merged without waiting for quiet.
+            self._keeper.after_read()
             if self._keeper.pending:
                 self._keeper.catch_up_unless_rebuilding()
             scope_id = self._scope_id(scope, create=False)
