@@ -1463,3 +1463,41 @@ def test_recalls_that_scan_a_long_fresh_tier_have_it_merged_without_waiting_for_
         assert_fully_indexed(store, path)
     finally:
         store.close()
+
+
+def test_merges_are_paced_to_hold_the_index_file_briefly(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, no_quiet_time_indexing: None
+) -> None:
+    """A merge holds the index file's write lock; each full chunk sizes the next to take about
+    MERGE_TARGET_S, between MERGE_CHUNK_MIN and the pacer's most, and the last one reports the
+    fresh tier empty."""
+    monkeypatch.setattr(indexing, "MERGE_CHUNK_MIN", 8)
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    index = RecallIndexFile(index_path(path))
+    try:
+        harbor_notes(store, clock, range(100))
+        store.flush_index()
+        assert len(fresh_docs(path)) == 100
+
+        monkeypatch.setattr(indexing, "MERGE_TARGET_S", 3600.0)  # any chunk is quick enough
+        roomy = indexing.MergePacer(40)
+        assert roomy.merge(index) == (40, False) and roomy.chunk == 40  # never past its most
+
+        monkeypatch.setattr(indexing, "MERGE_TARGET_S", 1e-9)  # every chunk is too slow
+        tight = indexing.MergePacer(40)
+        assert tight.merge(index) == (40, False) and tight.chunk == 8  # down to the least
+        assert tight.merge(index) == (8, False)
+        moved = []
+        while True:
+            n, empty = tight.merge(index)
+            moved.append(n)
+            if empty:
+                break
+        assert sum(moved) == 100 - 40 - 40 - 8 and moved[-1] < 8
+        assert fresh_docs(path) == set()
+        assert len(contextual_hits(store, "alice", "harbor")) == 100
+        assert_fully_indexed(store, path)
+    finally:
+        index.close()
+        store.close()

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from ...storage.layout import StateLayout
 from ..recall.analyzer import ANALYZER_VERSION
-from .indexing import FRESH_MAX, MERGE_CHUNK, MERGE_QUIET_S
+from .indexing import FRESH_MAX, MERGE_CHUNK, MERGE_QUIET_S, MergePacer
 from .recall_index import RecallIndexFile, connect_readonly
 
 __all__ = ["IndexWorkerProcess", "main"]
@@ -168,6 +168,7 @@ class _Realm:
         self.db = connect_readonly(path)
         self.db.execute("PRAGMA busy_timeout = 5000")
         self.index = RecallIndexFile(StateLayout.recall_index_path(path))
+        self.pacer = MergePacer(MERGE_CHUNK)
         row = self.db.execute("SELECT value FROM store_meta WHERE key = 'realm_uid'").fetchone()
         meta = self.index.meta()
         # The gateway verifies (and if need be resets) the index file when it opens the realm;
@@ -248,8 +249,8 @@ def _step(
             unmerged.pop(path, None)
             return
         if merge:
-            if realm.index.merge(MERGE_CHUNK) < MERGE_CHUNK:
-                del unmerged[path]  # fresh is empty
+            if realm.pacer.merge(realm.index)[1]:
+                del unmerged[path]  # the fresh tier is empty
             return
         realm.index.catch_up(realm.db, CHUNK)
         unmerged[path] = None
