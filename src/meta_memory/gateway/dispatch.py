@@ -87,6 +87,16 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# One decoder for every request: ``json.loads`` with keyword arguments builds a new one per call,
+# half of its cost for a small request.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def _parse(raw: bytes) -> Any:
+    """``json.loads(raw, parse_constant=_reject_constant)``, step for step."""
+    return _DECODER.decode(raw.decode(json.detect_encoding(raw), "surrogatepass"))
+
+
 class Dispatcher:
     """Parse, validate, route and answer JSON-RPC 2.0 requests for one runtime."""
 
@@ -112,7 +122,7 @@ class Dispatcher:
         if len(raw) > self.max_request_bytes:
             return self.oversized()
         try:
-            payload = json.loads(raw, parse_constant=_reject_constant)
+            payload = _parse(raw)
         except (ValueError, RecursionError):
             return _response(None, error=to_wire_error(ParseError()))
         return self.handle_payload(payload, ctx)

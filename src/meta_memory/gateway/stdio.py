@@ -16,8 +16,11 @@ from .dispatch import SDK, CallContext, Dispatcher
 __all__ = ["serve_stdio", "write_line"]
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # one, not one per line
+
+
 def write_line(out: IO[bytes], message: dict[str, Any]) -> None:
-    out.write(json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n")
+    out.write(_ENCODER.encode(message).encode("utf-8") + b"\n")
     out.flush()
 
 

@@ -40,9 +40,12 @@ INSERT_RECORD = (
 )
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # one, not one per call
+
+
 def dumps(value: Any) -> str:
     """Compact JSON, as every JSON column of the realm file stores it."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(value)
 
 
 def _dumps_list(values: Sequence[str]) -> str:
