@@ -3,8 +3,8 @@
 The index (``postings``: one row per scope, term and active record; ``scope_stats``: each scope's
 active-record count and total indexed length; ``terms``; and ``fresh_terms``, the newest records
 waiting to be merged into ``postings``, one row each: see :class:`RecallIndexFile`) is derived
-data: everything in it can be rebuilt from the realm file. It lives in its own file (``StateLayout.recall_index_path``) so
-that another process can build it without contending for the realm file's one writer (measured:
+data: everything in it can be rebuilt from the realm file. It lives in its own file
+(``StateLayout.recall_index_path``) so that another process can build it without contending for the realm file's one writer (measured:
 a helper writing postings into the realm file itself halved remember throughput; into a file of
 its own, it cost the writer nothing). Whoever applies the backlog (the realm store inline, its
 quiet-time upkeep task, or the indexing process, index_worker.py) runs the same
