@@ -4,13 +4,15 @@
 the work each write leaves (a new active record, or a queued removal), hands it to the indexing
 process when there is one (index_worker.py), catches the index up itself otherwise (inline
 once the backlog is long), and prunes applied removals from the realm file's queue. Every read
-of the index catches it up first (read-your-writes).
+of the index catches it up first (read-your-writes). New records enter the index's fresh tier
+(recall_index.py); the keeper also sees that it is merged: on quiet, when it is full, or when
+recalls find it long (:meth:`IndexKeeper.after_read`).
 
 Agents write in bursts. When a realm has had no write or recall for a moment,
 :class:`BackgroundIndexer` (a task on the shared upkeep thread, upkeep.py) catches the index up
-in short transactions, or, when an indexing process builds it, watches it do so, nudging it
-again if need be, then prunes the queue; either way it writes back the pending usage counters
-(usage.py).
+in short transactions and then merges the fresh tier in paced chunks (:class:`MergePacer`), or,
+when an indexing process builds the index, watches it do so, nudging it again if need be, then
+prunes the queue; either way it writes back the pending usage counters (usage.py).
 """
 
 from __future__ import annotations
@@ -342,13 +344,17 @@ class BackgroundIndexer:
     for it, and writes back pending usage counters. Under sustained load it stays out of the way
     (one interpreter: competing with the request thread would slow both); the store's inline
     thresholds bound the backlog then, and every read applies what remains first, so
-    read-your-writes always holds. With an indexing process it only watches the process catch
-    up (nudging it again, or taking a chunk itself if no process can), then prunes the queue.
+    read-your-writes always holds. Once the backlog is applied and the realm has been quiet for
+    MERGE_QUIET_S (or a recall asked), it merges the fresh tier, a paced chunk per run. With an
+    indexing process it only watches the process catch up (nudging it again, or taking a chunk
+    itself if no process can), hands it what the store's own catch-ups left in the fresh tier,
+    then prunes the queue.
     """
 
     CHUNK = 64
     QUIET_S = 0.02
-    # Fresh records per merge transaction here: inline, a merge holds the store's lock.
+    # At most this many fresh records per merge transaction here (MergePacer sizes them): inline,
+    # a merge holds the store's lock.
     MERGE_CHUNK = 256
 
     def __init__(
