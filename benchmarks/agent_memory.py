@@ -45,6 +45,7 @@ from meta_memory.memory.records import (
     Trust,
     content_hash,
 )
+from meta_memory.memory.sqlite.recall_index import connect_readonly
 from meta_memory.memory.sqlite.store import SqliteRealmStore
 from meta_memory.memory.validator import CreateOp, WriteBatch
 from meta_memory.runtime import MetaRuntime
@@ -379,7 +380,7 @@ def bench_remember_stdio(
 
 def fresh_records(realm_path: Path) -> int:
     """Records waiting in the recall index's fresh tier (read-only: the gateway owns the file)."""
-    db = sqlite3.connect(f"file:{StateLayout.recall_index_path(realm_path)}?mode=ro", uri=True)
+    db = connect_readonly(StateLayout.recall_index_path(realm_path))
     try:
         (n,) = db.execute("SELECT count(*) FROM fresh_terms").fetchone()
         return int(n)

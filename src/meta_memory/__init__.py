@@ -41,26 +41,12 @@ if TYPE_CHECKING:
         local_json,
     )
 
-_SDK_NAMES = frozenset(
-    {
-        "AgentMemoryForgetResult",
-        "AgentMemoryRecord",
-        "AgentMemoryUpdateResult",
-        "MemoryIndexResult",
-        "MemoryQueryResult",
-        "MemoryStoreInfo",
-        "Meta",
-        "MetaBuilder",
-        "MetaHandle",
-        "local_json",
-    }
-)
-
 
 def __getattr__(name: str) -> Any:
     # The SDK (and with it the whole runtime) loads on first use, so a process that needs one
     # corner of the package, such as the indexing process, does not pay for importing all of it.
-    if name in _SDK_NAMES:
+    # Called only for names not defined above: the exported ones left are the SDK's.
+    if name in __all__:
         from . import sdk
 
         return getattr(sdk, name)
