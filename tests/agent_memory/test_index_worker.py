@@ -277,9 +277,10 @@ def test_the_realm_wal_stays_bounded_while_the_helper_reads_and_is_gone_after_cl
 ) -> None:
     """With another process reading the realm file every few milliseconds, the moment SQLite
     needs to restart the WAL from its start (every frame checkpointed, no reader inside) may
-    never come: the WAL grew without bound. The writer checkpoints a long WAL itself; and at
-    close the helper goes first, so the runtime's connections are the last and remove it."""
-    monkeypatch.setattr(checkpoint, "RESTART_AFTER_FRAMES", 256)  # 1 MiB instead of 32
+    never come: the WAL grew without bound. The writer checks the WAL's length every few
+    transactions and checkpoints a long one itself; and at close the helper goes first, so the
+    runtime's connections are the last and remove it."""
+    monkeypatch.setattr(checkpoint, "WAL_LIMIT_BYTES", 1 << 20)  # 1 MiB instead of 32
     config = load_config_dict({"agent_memory": {"enabled": True, "index_worker": "process"}})
     state = tmp_path / "state"
     with MetaRuntime.open(state, config, clock=clock) as rt:
@@ -292,7 +293,9 @@ def test_the_realm_wal_stays_bounded_while_the_helper_reads_and_is_gone_after_cl
             clock.advance(1)
             if n % 50 == 49:
                 largest = max(largest, wal.stat().st_size)
-        assert largest < 8 << 20, f"the WAL reached {largest:,} bytes"  # unbounded: ~25 MB here
+        # Unbounded: ~25 MB here. Told of a long WAL by the background checkpoint, the writer let
+        # it reach 4.4 MB here and 10 MB on a loaded machine; looking itself, 1.0-2.1 MB.
+        assert largest < 4 << 20, f"the WAL reached {largest:,} bytes"
         assert [r.title for r in memory.recall({"identity": "fay", "query_text": "n599"})] == ["Note 599"]
     assert not wal.exists()
 

@@ -42,7 +42,7 @@ from meta_memory.memory.records import (
     Trust,
     content_hash,
 )
-from meta_memory.memory.sqlite import indexing
+from meta_memory.memory.sqlite import checkpoint, indexing
 from meta_memory.memory.sqlite.checkpoint import NUDGE_EVERY
 from meta_memory.memory.sqlite.indexing import INDEX_FLUSH_THRESHOLD, BackgroundIndexer
 from meta_memory.memory.sqlite.migrations import SCHEMA_VERSION, applied_versions
@@ -1147,6 +1147,47 @@ def test_the_checkpoint_thread_moves_writes_into_the_main_file_without_a_close(
         assert eventually(checkpointed), "no record reached the main file within 5 s"
         assert seen[-1] <= 4 * heavy + NUDGE_EVERY
         assert wal.exists()  # still open: it was the thread, not a close
+    finally:
+        store.close()
+
+
+def test_a_long_wal_restarts_once_readers_leave_and_is_cut_back_to_its_bound(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past its bound the writer checkpoints the WAL in RESTART mode. While a reader holds a
+    snapshot it cannot restart: the writer then tries less and less often (each miss waits up to
+    RESTART_WAIT_MS), and once the reader leaves, the WAL restarts and is cut back to the bound."""
+    limit = 256 << 10
+    monkeypatch.setattr(checkpoint, "WAL_LIMIT_BYTES", limit)
+    attempts: list[int] = []
+    restart = checkpoint.Checkpointer._restart
+
+    def counted(self: checkpoint.Checkpointer, writer: sqlite3.Connection) -> None:
+        attempts.append(written)
+        restart(self, writer)
+
+    monkeypatch.setattr(checkpoint.Checkpointer, "_restart", counted)
+    path = tmp_path / "r.sqlite3"
+    wal = StateLayout.sqlite_sidecars(path)[0]
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    written = 0
+    try:
+        with closing(sqlite3.connect(path, isolation_level=None)) as reader:
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM records").fetchone()  # holds its snapshot
+            for written in range(1, 401):
+                write(
+                    store, CreateOp(make(clock, f"n{written}", "alice", f"Note {written}", "Harbor kettle."))
+                )
+            assert wal.stat().st_size > 2 * limit  # it could not restart
+            gaps = [b - a for a, b in itertools.pairwise(attempts)]
+            assert gaps and gaps == sorted(gaps) and gaps[-1] >= 8 * gaps[0], attempts
+            reader.execute("COMMIT")
+        for written in range(401, 401 + 1024 + 16):
+            write(store, CreateOp(make(clock, f"n{written}", "alice", f"Note {written}", "Harbor kettle.")))
+            if wal.stat().st_size <= limit:
+                break
+        assert wal.stat().st_size <= limit, f"the WAL stayed at {wal.stat().st_size:,} bytes"
     finally:
         store.close()
 

@@ -11,7 +11,7 @@ the main file.
 
 If the task falls behind, :meth:`Checkpointer.nudge` falls back to a ``PASSIVE`` checkpoint on
 the writer's own connection; once the WAL passes a hard bound the writer checkpoints it in
-``RESTART`` mode itself, so the WAL cannot grow without limit.
+``RESTART`` mode itself, so the WAL cannot grow without limit (see :meth:`Checkpointer._restart`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import logging
 import sqlite3
 from pathlib import Path
 
+from ...storage.layout import StateLayout
 from .upkeep import UpkeepWorker
 
-__all__ = ["Checkpointer"]
+__all__ = ["Checkpointer", "configure_writer"]
 
 _log = logging.getLogger(__name__)
 
@@ -30,30 +31,46 @@ _log = logging.getLogger(__name__)
 # transactions of a remember's size.
 NUDGE_EVERY = 64
 # The writer checkpoints inline after this many transactions without a completed background
-# checkpoint (the thread died or is starved): the WAL's bound.
+# checkpoint (the thread died or is starved).
 INLINE_AFTER = 4096
-# A WAL this long (in pages: 32 MiB at the default page size) is checkpointed by the writer, so it
-# restarts from its start.
-RESTART_AFTER_FRAMES = 8192
-# How long that checkpoint waits for readers to leave the WAL (a reader in another process
-# preempted mid-read on a loaded machine), once per RESTART_AFTER_FRAMES pages at most.
+# The WAL's bound in bytes: the writer's connection sets it as its ``journal_size_limit``, so a
+# restarted WAL is cut back to it, and a WAL file longer than it is a WAL that has not restarted
+# since it passed the bound; the writer looks every WAL_CHECK_EVERY transactions (a stat of the file).
+WAL_LIMIT_BYTES = 32 << 20
+WAL_CHECK_EVERY = 8
+# How long the writer's RESTART checkpoint waits for readers to leave the WAL (a reader in
+# another process preempted mid-read on a loaded machine). When they do not, the writer tries
+# again after RETRY_FIRST transactions, then twice as many each time up to RETRY_MOST, so a reader
+# that holds a snapshot for long costs a write 50 ms only that rarely.
 RESTART_WAIT_MS = 50
+RETRY_FIRST = 8
+RETRY_MOST = 1024
+
+
+def configure_writer(writer: sqlite3.Connection) -> None:
+    """Set up the writer's connection for this module: no checkpoint inside a commit, and a
+    restarted WAL cut back to WAL_LIMIT_BYTES."""
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
 
 
 class Checkpointer:
-    """Runs ``PRAGMA wal_checkpoint(PASSIVE)`` for one database file as an upkeep task."""
+    """Runs ``PRAGMA wal_checkpoint(PASSIVE)`` for one database file as an upkeep task, and
+    bounds its WAL from the writer's side."""
 
     def __init__(
         self, path: Path, *, worker: UpkeepWorker | None = None, busy_timeout_ms: int = 5000
     ) -> None:
         self._path = path
+        self._wal = StateLayout.sqlite_sidecars(path)[0]
         self._worker = worker or UpkeepWorker.shared()
         self._busy_timeout_ms = busy_timeout_ms
         self._db: sqlite3.Connection | None = None  # used on the upkeep thread only
         self._closed = False
         self._since_nudge = 0
         self._since_done = 0
-        self._wal_long = False  # set by the background checkpoint, acted on by the writer
+        self._until_check = WAL_CHECK_EVERY
+        self._retry_gap = RETRY_FIRST
 
     def nudge(self, writer: sqlite3.Connection) -> None:
         """Count one committed write transaction of ``writer`` (called under the writer's lock)."""
@@ -62,39 +79,49 @@ class Checkpointer:
         if self._since_nudge >= NUDGE_EVERY:
             self._since_nudge = 0
             self._worker.schedule(self)
-        if self._wal_long or self._since_done >= INLINE_AFTER:
-            # A checkpoint on the writer's own connection, between its transactions, leaves every
-            # frame checkpointed when its next write begins, which is when SQLite restarts the
-            # WAL from its start (if no reader is inside it then). The background checkpoints
-            # run beside the writer, so with another process reading the file often (the
-            # indexing process) that moment never came and the WAL grew without bound
-            # (measured: 180 MB for 5,000 remembers). So the writer checkpoints in RESTART mode,
-            # waiting up to RESTART_WAIT_MS for readers to leave the WAL, and if they do not, it
-            # tries again at its next commit. A few ms, about once per RESTART_AFTER_FRAMES pages.
-            self._since_done = 0
-            try:
-                if self._wal_long:
-                    self._wal_long = self._restart(writer)
-                else:
-                    writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-            except sqlite3.Error as exc:  # pragma: no cover - I/O faults
-                self._wal_long = False
-                _log.warning("inline checkpoint of %s failed: %s", self._path, exc)
+        self._until_check -= 1
+        try:
+            if self._until_check <= 0:
+                self._until_check = WAL_CHECK_EVERY
+                if self._wal_too_long():
+                    self._restart(writer)
+            elif self._since_done >= INLINE_AFTER:
+                self._since_done = 0
+                writer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except (OSError, sqlite3.Error) as exc:  # pragma: no cover - I/O faults
+            _log.warning("inline checkpoint of %s failed: %s", self._path, exc)
 
-    @staticmethod
-    def _restart(writer: sqlite3.Connection) -> bool:
-        """Checkpoint everything and wait (briefly) for readers to leave the WAL, so the next
-        write restarts it from its start; returns whether readers kept it from restarting
-        (then the writer tries again at its next commit). Measured before this waited: under
-        load, a helper preempted mid-read made every attempt miss and the WAL passed 8 MiB
-        where the bound was 1 MiB."""
+    def _wal_too_long(self) -> bool:
+        try:
+            return self._wal.stat().st_size > WAL_LIMIT_BYTES
+        except FileNotFoundError:
+            return False
+
+    def _restart(self, writer: sqlite3.Connection) -> None:
+        """Checkpoint the whole WAL and wait (briefly) for readers to leave it, so the writer's
+        next write restarts it from its start, cut back to WAL_LIMIT_BYTES.
+
+        The background checkpoints run beside the writer, so with another process reading the
+        file often (the indexing process) the moment SQLite needs to restart the WAL (every
+        frame checkpointed, no reader inside) never came, and the WAL grew without bound
+        (measured: 180 MB for 5,000 remembers). Measured before this waited: under load, a
+        helper preempted mid-read made every attempt miss. Before the writer looked at the
+        file's length itself, it learned that the WAL was long from the background checkpoint,
+        which a loaded machine runs late: a WAL bounded at 1 MiB reached 4.4 MB here, and
+        10 MB on a loaded CI machine.
+        """
         (previous,) = writer.execute("PRAGMA busy_timeout").fetchone()
         writer.execute(f"PRAGMA busy_timeout = {RESTART_WAIT_MS}")
         try:
             busy, _wal_frames, _done = writer.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
         finally:
             writer.execute(f"PRAGMA busy_timeout = {int(previous)}")
-        return bool(busy)
+        self._since_done = 0
+        if busy:  # readers stayed: look again later, less often the longer they stay
+            self._until_check = self._retry_gap
+            self._retry_gap = min(self._retry_gap * 2, RETRY_MOST)
+        else:
+            self._retry_gap = RETRY_FIRST
 
     def run_upkeep(self) -> None:
         if self._closed:
@@ -103,10 +130,8 @@ class Checkpointer:
             if self._db is None:
                 self._db = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
                 self._db.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
-            _busy, wal_frames, _done = self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             self._since_done = 0
-            # See nudge(): the writer finishes the job when the WAL has grown long.
-            self._wal_long = wal_frames >= RESTART_AFTER_FRAMES
         except sqlite3.Error as exc:  # pragma: no cover - I/O faults; the writer's bound remains
             _log.warning("checkpoint of %s failed: %s", self._path, exc)
 

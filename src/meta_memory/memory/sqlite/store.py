@@ -35,7 +35,7 @@ from ..records import (
 )
 from ..store import CommitResult, InjectionRow
 from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch
-from .checkpoint import Checkpointer
+from .checkpoint import Checkpointer, configure_writer
 from .indexing import IndexKeeper, IndexWorkerLink
 from .migrations import applied_versions, migrate
 from .recall_index import adopt_in_file_index, open_index_file
@@ -93,7 +93,7 @@ class SqliteRealmStore:
                 raise sqlite3.DatabaseError("store_meta has no realm_uid")  # the index file's anchor
             self._db.execute("SELECT count(*) FROM records WHERE doc < 0").fetchone()
             # Checkpoints run on the upkeep thread (see checkpoint.py), not inside a commit.
-            self._db.execute("PRAGMA wal_autocheckpoint = 0")
+            configure_writer(self._db)
         except (sqlite3.DatabaseError, RuntimeError) as exc:
             self._db.close()
             raise StoreCorrupt(f"realm file {path} cannot be read as a realm store: {exc}") from exc
