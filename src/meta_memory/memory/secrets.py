@@ -86,7 +86,7 @@ def _secret_class_of(text: str) -> str | None:
     # is a clean text, and these tests cost a fraction of the patterns).
     if ("AKIA" in text or "ASIA" in text) and _AWS_ACCESS_KEY_ID.search(text):
         return "aws-access-key-id"
-    if _GITHUB_TOKEN.search(text):
+    if "_" in text and _GITHUB_TOKEN.search(text):  # every prefix ends in "_"
         return "github-token"
     if _PRIVATE_KEY_BEGIN in text and _PRIVATE_KEY_END in text:
         return "private-key"
