@@ -113,15 +113,18 @@ class Checkpointer:
         (previous,) = writer.execute("PRAGMA busy_timeout").fetchone()
         writer.execute(f"PRAGMA busy_timeout = {RESTART_WAIT_MS}")
         try:
-            busy, _wal_frames, _done = writer.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
+            busy, wal_frames, _done = writer.execute("PRAGMA wal_checkpoint(RESTART)").fetchone()
         finally:
             writer.execute(f"PRAGMA busy_timeout = {int(previous)}")
         self._since_done = 0
-        if busy:  # readers stayed: look again later, less often the longer they stay
+        if busy and wal_frames >= 0:  # readers stayed: look again later, less often the longer they stay
             self._until_check = self._retry_gap
             self._retry_gap = min(self._retry_gap * 2, RETRY_MOST)
-        else:
+        elif not busy:
             self._retry_gap = RETRY_FIRST
+        # else another checkpoint was running (the upkeep thread's, most likely): SQLite gives up
+        # at once then, reporting -1 frames; the next look comes after WAL_CHECK_EVERY as usual.
+        # Backing off for it instead, a writer missed the WAL's restart for 1,000 transactions.
 
     def run_upkeep(self) -> None:
         if self._closed:
