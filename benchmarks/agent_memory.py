@@ -46,7 +46,7 @@ from meta_memory.memory.records import (
     content_hash,
 )
 from meta_memory.memory.sqlite.recall_index import connect_readonly
-from meta_memory.memory.sqlite.store import SqliteRealmStore
+from meta_memory.memory.sqlite.store import REALM_PAGE_SIZE, SqliteRealmStore
 from meta_memory.memory.validator import CreateOp, WriteBatch
 from meta_memory.runtime import MetaRuntime
 from meta_memory.storage.layout import StateLayout
@@ -466,7 +466,8 @@ def main() -> None:
     args = parser.parse_args()
     OUT.mkdir(exist_ok=True)
 
-    fixture = OUT / f"realm-{args.identities}x{args.per_identity}.sqlite3"
+    # Named by its page size too: a fixture made by a release with another page size is rebuilt.
+    fixture = OUT / f"realm-{args.identities}x{args.per_identity}-p{REALM_PAGE_SIZE}.sqlite3"
     build_fixture(fixture, args.identities, args.per_identity)
     upgrade_fixture(fixture)
     state = OUT / "recall-state"

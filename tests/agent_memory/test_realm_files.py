@@ -17,7 +17,7 @@ from meta_memory import MetaHandle, StoreCorrupt
 from meta_memory.clock import ManualClock
 from meta_memory.memory.records import APPLICATION, Record, content_hash
 from meta_memory.memory.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
-from meta_memory.memory.sqlite.store import SqliteRealmStore
+from meta_memory.memory.sqlite.store import REALM_PAGE_SIZE, SqliteRealmStore
 from meta_memory.memory.validator import CreateOp, WriteBatch
 
 
@@ -58,6 +58,26 @@ def test_a_fresh_realm_file_is_wal_and_records_every_migration_in_order(
     assert [(v, n) for v, n, _ in rows] == [(v, n) for v, n, _ in MIGRATIONS]
     assert {r[2] for r in rows} == {clock.now_ms()}
     assert sql(path, "PRAGMA journal_mode") == [("wal",)]
+
+
+def test_new_realm_files_use_the_realm_page_size_and_old_files_keep_theirs(
+    tmp_path: Path, clock: ManualClock, make_record: Callable[..., Record], sql: Any
+) -> None:
+    fresh = tmp_path / "fresh.sqlite3"
+    SqliteRealmStore(fresh, "fresh", clock=clock).close()
+    assert sql(fresh, "PRAGMA page_size") == [(REALM_PAGE_SIZE,)] != [(4096,)]
+    old = tmp_path / "old.sqlite3"
+    with closing(sqlite3.connect(old, isolation_level=None)) as db:
+        db.execute("PRAGMA page_size = 4096")
+        migrate(db, clock.now_ms())  # a file an earlier release made, at SQLite's default
+    store = SqliteRealmStore(old, "r", clock=clock)
+    try:
+        store.commit(WriteBatch("r", APPLICATION, (CreateOp(make_record("kept")),)))
+    finally:
+        store.close()
+    assert sql(old, "PRAGMA page_size") == [(4096,)]
+    assert sql(old, "SELECT id FROM records") == [("kept",)]
+    assert sql(old, "PRAGMA integrity_check") == [("ok",)]
 
 
 def test_reopening_a_current_realm_file_applies_no_migration(
@@ -106,6 +126,44 @@ def test_an_older_realm_file_is_upgraded_in_place_keeping_its_data(
         assert store.get("new-1") is not None
     finally:
         store.close()
+
+
+def test_the_ascending_index_upgrade_keeps_every_newest_first_order(
+    tmp_path: Path, clock: ManualClock, sql: Any, make_record: Callable[..., Record]
+) -> None:
+    """Migration 7 rebuilds the indexes ordered by ``updated_at_ms`` ascending (new keys land
+    at a b-tree's cheap end); the reads that walk them newest first, with ties, answer alike."""
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, "r", clock=clock)
+    try:
+        for n in range(30):  # shared timestamps, so the ties are decided by the later keys
+            created = 1_000 + n // 4
+            record = make_record(f"rec-{n:02d}", created_at_ms=created, updated_at_ms=created + n % 3)
+            store.commit(WriteBatch("r", APPLICATION, (CreateOp(record),)))
+    finally:
+        store.close()
+    newest = (
+        "SELECT id FROM records WHERE scope_id = 1 AND status = 'active' "
+        "ORDER BY updated_at_ms DESC, created_at_ms DESC, id DESC"
+    )
+    panel = "SELECT id FROM records WHERE updated_at_ms < 1008 ORDER BY updated_at_ms DESC, id DESC LIMIT 9"
+    with closing(sqlite3.connect(path, isolation_level=None)) as db:  # back to what release 6 left
+        db.execute("DROP INDEX records_by_scope_status")
+        db.execute("DROP INDEX records_by_update")
+        db.execute(
+            "CREATE INDEX records_by_scope_status ON records "
+            "(scope_id, status, updated_at_ms DESC, created_at_ms DESC)"
+        )
+        db.execute("CREATE INDEX records_by_update ON records (updated_at_ms DESC, id DESC)")
+        db.execute("DELETE FROM schema_migrations WHERE version = 7")
+    before = (sql(path, newest), sql(path, panel))
+    assert len(before[0]) == 30 and len(before[1]) == 9
+    SqliteRealmStore(path, "r", clock=clock).close()
+    definitions = dict(sql(path, "SELECT name, sql FROM sqlite_master WHERE type = 'index'"))
+    for index in ("records_by_scope_status", "records_by_update"):
+        assert "DESC" not in definitions[index], definitions[index]
+    assert (sql(path, newest), sql(path, panel)) == before
+    assert [v for (v,) in sql(path, "SELECT version FROM schema_migrations")][-1] == 7
 
 
 def test_a_realm_file_from_a_newer_release_is_refused_naming_the_file(

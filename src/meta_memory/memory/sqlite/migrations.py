@@ -230,6 +230,23 @@ def _m006_index_file(db: sqlite3.Connection) -> None:
     )
 
 
+def _m007_ascending_indexes(db: sqlite3.Connection) -> None:
+    """The two indexes ordered by ``updated_at_ms`` become ascending. SQLite reads an index
+    backwards as cheaply as forwards, so the newest-first reads keep their plans, but a b-tree
+    takes new keys cheaply only at its right end: each remember put its keys at the left end of
+    the descending ones, splitting pages there (measured: 0.9 of the 12.2 pages a remember
+    writes, and 4% of the file)."""
+    _script(
+        db,
+        """
+        DROP INDEX records_by_scope_status;
+        CREATE INDEX records_by_scope_status ON records (scope_id, status, updated_at_ms, created_at_ms);
+        DROP INDEX records_by_update;
+        CREATE INDEX records_by_update ON records (updated_at_ms, id);
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "records_audit_injections_recall_index", _m001_records),
     (2, "governance_tables", _m002_governance),
@@ -237,6 +254,7 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = 
     (4, "store_meta", _m004_store_meta),
     (5, "recall_index_watermark", _m005_index_watermark),
     (6, "recall_index_file", _m006_index_file),
+    (7, "ascending_indexes", _m007_ascending_indexes),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
