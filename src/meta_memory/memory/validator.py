@@ -8,7 +8,7 @@ Nothing is redacted or repaired here: a write is taken whole or refused whole.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -74,6 +74,10 @@ class StoreView(Protocol):
 
     def get(self, memory_id: str) -> Record | None: ...
 
+    def has(self, memory_id: str) -> bool:
+        """Whether a record ``memory_id`` is stored (what ``get`` finds, without reading it)."""
+        ...
+
     def tombstoned_content_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool: ...
 
 
@@ -129,7 +133,7 @@ def validate_batch(batch: WriteBatch, view: StoreView, *, now_ms: int) -> None:
 
     for op in batch.ops:
         if isinstance(op, CreateOp):
-            _check_create(op.record, batch, view, lookup, now_ms)
+            _check_create(op.record, batch, view, lookup, now_ms, created)
             created[op.record.id] = op.record
             prior = lookup(op.record.supersedes) if op.record.supersedes else None
             if prior is not None and op.record.status is Status.ACTIVE:
@@ -160,10 +164,11 @@ def _check_create(
     view: StoreView,
     lookup: Callable[[str], Record | None],
     now_ms: int,
+    written: Container[str],
 ) -> None:
     _check_scope(record.scope, batch)
     validate_fields(record.title, record.description, record.body, record.tags)
-    if lookup(record.id) is not None:
+    if record.id in written or view.has(record.id):  # lookup() would also read the record
         raise WriteRefused("duplicate-id", f"record id '{record.id}' already exists")
     if record.status not in (Status.ACTIVE, Status.QUARANTINED):
         raise WriteRefused("invalid-status", "a new record must be active or quarantined")

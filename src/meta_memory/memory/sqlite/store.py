@@ -271,12 +271,15 @@ class SqliteRealmStore:
         scope_id = self._scope_id(record.scope, create=False)
         if scope_id is None:
             return None
-        row = self._db.execute(
-            f"SELECT {RECORD_COLUMNS} FROM records WHERE scope_id = ? AND content_hash = ? AND status = 'active' "
-            "LIMIT 1",
+        # The doc alone first (see _TxnView.has): nearly every remember finds none.
+        found = self._db.execute(
+            "SELECT doc FROM records WHERE scope_id = ? AND content_hash = ? AND status = 'active' LIMIT 1",
             (scope_id, record.content_hash),
         ).fetchone()
-        return self._row_to_record(row) if row else None
+        if found is None:
+            return None
+        row = self._db.execute(f"SELECT {RECORD_COLUMNS} FROM records WHERE doc = ?", found).fetchone()
+        return self._row_to_record(row)
 
     def _create(self, db: sqlite3.Connection, r: Record, now: int) -> Record:
         scope_id = self._scope_id(r.scope, create=True)
@@ -595,6 +598,13 @@ class _TxnView:
 
     def get(self, memory_id: str) -> Record | None:
         return self._store._get(memory_id)
+
+    def has(self, memory_id: str) -> bool:
+        # One column: the sqlite3 module builds a cursor description per execute, and for the
+        # record's 28 columns that is a third of the cost of this lookup (measured: 8.5 us, not 12.7).
+        return (
+            self._store._db.execute("SELECT 1 FROM records WHERE id = ?", (memory_id,)).fetchone() is not None
+        )
 
     def tombstoned_content_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
         scope_id = self._store._scope_id(scope, create=False)
