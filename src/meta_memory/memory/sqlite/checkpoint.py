@@ -35,9 +35,10 @@ NUDGE_EVERY = 64
 INLINE_AFTER = 4096
 # The WAL's bound in bytes: the writer's connection sets it as its ``journal_size_limit``, so a
 # restarted WAL is cut back to it, and a WAL file longer than it is a WAL that has not restarted
-# since it passed the bound; the writer looks every WAL_CHECK_EVERY transactions (a stat of the file).
+# since it passed the bound; the writer looks every WAL_CHECK_EVERY transactions (a stat of the
+# file: 17-27 us at the median here between writes, though 4.5 us in a loop of its own).
 WAL_LIMIT_BYTES = 32 << 20
-WAL_CHECK_EVERY = 8
+WAL_CHECK_EVERY = 32
 # How long the writer's RESTART checkpoint waits for readers to leave the WAL (a reader in
 # another process preempted mid-read on a loaded machine). When they do not, the writer tries
 # again after RETRY_FIRST transactions, then twice as many each time up to RETRY_MOST, so a reader
