@@ -274,9 +274,19 @@ def content_hash(title: str, body: str) -> str:
 
 
 _sequence = itertools.count(1)
+# The id's process part, kept: os.getpid() is a system call each time (one per remember).
+_pid_hex = f"{os.getpid():x}"
+
+
+def _forked() -> None:
+    global _pid_hex
+    _pid_hex = f"{os.getpid():x}"
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def new_memory_id(content_digest: str, now_ms: int) -> str:
     """``mem-<ms hex>-<pid hex>-<seq hex>-<16 hex of the content hash>``: unique per process,
     sortable by creation time, and the same content is recognisable across ids."""
-    return f"mem-{now_ms:x}-{os.getpid():x}-{next(_sequence):x}-{content_digest[:16]}"
+    return f"mem-{now_ms:x}-{_pid_hex}-{next(_sequence):x}-{content_digest[:16]}"
