@@ -163,7 +163,7 @@ def test_the_ascending_index_upgrade_keeps_every_newest_first_order(
     for index in ("records_by_scope_status", "records_by_update"):
         assert "DESC" not in definitions[index], definitions[index]
     assert (sql(path, newest), sql(path, panel)) == before
-    assert [v for (v,) in sql(path, "SELECT version FROM schema_migrations")][-1] == 7
+    assert 7 in [v for (v,) in sql(path, "SELECT version FROM schema_migrations")]
 
 
 def test_a_realm_file_from_a_newer_release_is_refused_naming_the_file(

@@ -89,6 +89,8 @@ class FileState:
     index_meta: dict[str, str]
     indexed_upto: int
     queue_upto: int
+    # The index file's (scope_id, doc) list of every record it holds (None: a realm file's own index).
+    scope_docs: list[tuple[int, int]] | None = None
 
     def ids(self, docs: Iterable[int]) -> set[str]:
         return {self.records[doc].memory_id for doc in docs}
@@ -181,6 +183,7 @@ def read_file_state(path: Path) -> FileState:
     with snapshot(index_path(path)) as ix:
         postings, scope_stats = _read_both_tiers(ix)
         index_meta = dict(ix.execute("SELECT key, value FROM meta").fetchall())
+        scope_docs = ix.execute("SELECT scope_id, doc FROM scope_docs ORDER BY scope_id, doc").fetchall()
     return FileState(
         records,
         scope_ids,
@@ -192,6 +195,7 @@ def read_file_state(path: Path) -> FileState:
         index_meta,
         int(index_meta["indexed_upto"]),
         int(index_meta["queue_upto"]),
+        scope_docs,
     )
 
 
@@ -235,10 +239,13 @@ def index_of(state: FileState, docs: Iterable[int]) -> tuple[list[Posting], dict
 
 
 def assert_index_is_exactly(state: FileState, docs: Collection[int]) -> None:
-    """The index's postings and scope statistics are those of ``docs``: nothing missing, extra or doubled."""
+    """The index's postings, scope statistics and (in an index file) list of records by scope are
+    those of ``docs``: nothing missing, extra or doubled."""
     postings, stats = index_of(state, docs)
     assert state.postings == postings
     assert nonempty(state.scope_stats) == stats
+    if state.scope_docs is not None:
+        assert state.scope_docs == sorted((state.records[doc].scope_id, doc) for doc in docs)
 
 
 def assert_index_rule(state: FileState) -> None:
@@ -1147,6 +1154,60 @@ def test_the_checkpoint_thread_moves_writes_into_the_main_file_without_a_close(
         assert eventually(checkpointed), "no record reached the main file within 5 s"
         assert seen[-1] <= 4 * heavy + NUDGE_EVERY
         assert wal.exists()  # still open: it was the thread, not a close
+    finally:
+        store.close()
+
+
+def expected_neighbours(state: FileState, identity: str) -> dict[int, list[int]]:
+    """Each active record of ``identity``: its previous and next active record in creation order."""
+    docs = sorted(d for d in state.active_docs() if state.records[d].scope_id == state.scope_ids[identity])
+    return {doc: [*docs[max(0, i - 1) : i], *docs[i + 1 : i + 2]] for i, doc in enumerate(docs)}
+
+
+def test_neighbours_come_from_the_index_file_in_either_tier_and_in_files_made_before_them(
+    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None
+) -> None:
+    """Recall's neighbours (the records next to a match in creation order, within its scope) are
+    read from the index file's ``scope_docs``, which lists every record the index holds, fresh or
+    merged, and no record it has removed; an index file made before that list existed gets it
+    filled from the realm file when it is opened, a removal not yet applied included."""
+    path = tmp_path / "r.sqlite3"
+    alice = Scope.identity(REALM, "alice")
+
+    def neighbours(store: SqliteRealmStore) -> dict[int, list[int]]:
+        state = read_file_state(path)
+        docs = [d for d in state.active_docs() if state.records[d].scope_id == state.scope_ids["alice"]]
+        found = store.term_index(alice).neighbors(docs)  # catches the index up first
+        assert {d: list(ns) for d, ns in found.items()} == expected_neighbours(read_file_state(path), "alice")
+        return {d: list(ns) for d, ns in found.items()}
+
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        for n in range(12):  # alice and bob interleaved; some of alice's index no term at all
+            body = "and the of" if n % 5 == 0 else f"Espresso note {n}."
+            write(store, CreateOp(make(clock, f"a{n}", "alice", f"Note {n}" if n % 5 else "The", body)))
+            write(store, CreateOp(make(clock, f"b{n}", "bob", f"Kettle {n}", "Kettle by the harbor.")))
+        first = neighbours(store)  # every record still in the fresh tier
+        assert store.merge_fresh(9) == 9
+        assert neighbours(store) == first  # part merged, part fresh
+        assert store.forget(alice, "a3", APPLICATION)
+        assert store.forget(alice, "a4", APPLICATION)
+        after = neighbours(store)
+        a2, a5 = (read_file_state(path).doc_of(i) for i in ("a2", "a5"))
+        assert a5 in after[a2] and a2 in after[a5]  # the gap closes over the forgotten records
+        assert store.forget(alice, "a7", APPLICATION)  # queued: the index has not applied it
+    finally:
+        store.close()
+    with closing(sqlite3.connect(index_path(path), isolation_level=None)) as ix:  # before scope_docs
+        ix.execute("DROP TABLE scope_docs")
+        ix.execute("DELETE FROM meta WHERE key = 'scope_docs'")
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        state = read_file_state(path)
+        assert state.index_meta["scope_docs"] == "1"
+        assert_index_rule(state)  # the list holds a7, whose removal is still to apply
+        assert state.doc_of("a7") in {doc for _, doc in state.scope_docs or ()}
+        neighbours(store)
     finally:
         store.close()
 

@@ -86,8 +86,8 @@ class TermIndex(Protocol):
     def neighbors(self, docs: Collection[int]) -> Mapping[int, Sequence[int]]:
         """Map each doc to its previous and next active doc in creation order (zero, one or two docs).
 
-        One statement with two correlated ``MAX(doc) < d`` / ``MIN(doc) > d`` subqueries per doc on the
-        ``(scope, doc)`` index: O(len(docs) × log N).
+        One statement with two correlated ``MAX(doc) < d`` / ``MIN(doc) > d`` subqueries per doc on a
+        ``(scope, doc)`` key: O(len(docs) × log N).
         """
         ...
 

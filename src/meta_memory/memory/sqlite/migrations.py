@@ -247,6 +247,13 @@ def _m007_ascending_indexes(db: sqlite3.Connection) -> None:
     )
 
 
+def _m008_no_scope_doc_index(db: sqlite3.Connection) -> None:
+    """Recall reads a record's neighbours from its recall-index file (``scope_docs``, filled for
+    older index files when they are opened), so the realm file's ``(scope_id, status, doc)``
+    index goes: measured, 1.1 of the 10.3 pages a remember wrote."""
+    db.execute("DROP INDEX IF EXISTS records_by_scope_doc")
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "records_audit_injections_recall_index", _m001_records),
     (2, "governance_tables", _m002_governance),
@@ -255,6 +262,7 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = 
     (5, "recall_index_watermark", _m005_index_watermark),
     (6, "recall_index_file", _m006_index_file),
     (7, "ascending_indexes", _m007_ascending_indexes),
+    (8, "neighbours_from_the_index_file", _m008_no_scope_doc_index),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -1,8 +1,9 @@
 """A realm's recall index, in a SQLite file of its own beside the realm file.
 
 The index (``postings``: one row per scope, term and active record; ``scope_stats``: each scope's
-active-record count and total indexed length; ``terms``; and ``fresh_terms``, the newest records
-waiting to be merged into ``postings``, one row each: see :class:`RecallIndexFile`) is derived
+active-record count and total indexed length; ``terms``; ``fresh_terms``, the newest records
+waiting to be merged into ``postings``, one row each: see :class:`RecallIndexFile`; and
+``scope_docs``, every record it holds by scope and creation order, for neighbour reads) is derived
 data: everything in it can be rebuilt from the realm file. It lives in its own file
 (``StateLayout.recall_index_path``) so that another process can build it without contending for the realm file's one writer (measured:
 a helper writing postings into the realm file itself halved remember throughput; into a file of
@@ -55,6 +56,9 @@ _log = logging.getLogger(__name__)
 
 INDEXED_UPTO = "indexed_upto"
 QUEUE_UPTO = "queue_upto"
+# Set once ``scope_docs`` lists every record the index holds: index files made before it existed
+# get it filled from the realm file when they are opened (RecallIndexFile.verify).
+SCOPE_DOCS = "scope_docs"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {p}meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -81,6 +85,11 @@ CREATE TABLE IF NOT EXISTS {p}fresh_terms (
     terms TEXT NOT NULL                     -- ' term:tf_title:tf_body:tf_tags term:... ' (see _entries)
 );
 CREATE INDEX IF NOT EXISTS {p}fresh_terms_by_scope ON fresh_terms (scope_id, doc);
+CREATE TABLE IF NOT EXISTS {p}scope_docs (
+    scope_id INTEGER NOT NULL,
+    doc INTEGER NOT NULL,                   -- every record the index holds, in either tier
+    PRIMARY KEY (scope_id, doc)
+) WITHOUT ROWID;
 """
 
 # A catch-up that takes in more new records than this at once (a rebuild, a long backlog) writes
@@ -298,12 +307,15 @@ class RecallIndexFile:
             and int(meta.get(INDEXED_UPTO, 0)) <= max_doc
             and int(meta.get(QUEUE_UPTO, 0)) <= max_seq
         ):
+            if SCOPE_DOCS not in meta:
+                self._fill_scope_docs(realm)
             return False
         with self._writing():
             db = self._db
             db.execute("DELETE FROM postings")
             db.execute("DELETE FROM scope_stats")
             db.execute("DELETE FROM fresh_terms")
+            db.execute("DELETE FROM scope_docs")
             db.execute("DROP TABLE IF EXISTS fresh")
             db.execute("DELETE FROM meta")
             db.executemany(
@@ -313,9 +325,34 @@ class RecallIndexFile:
                     ("analyzer_version", str(ANALYZER_VERSION)),
                     (INDEXED_UPTO, "0"),
                     (QUEUE_UPTO, str(max_seq)),  # everything is re-indexed from its status now
+                    (SCOPE_DOCS, "1"),
                 ],
             )
         return bool(meta)
+
+    def _fill_scope_docs(self, realm: sqlite3.Connection) -> None:
+        """List in ``scope_docs`` what an index file made before that table holds: the records at
+        or below ``indexed_upto`` that are active, or left ``active`` by a removal the index has
+        not applied yet (what catch-ups put in, less what they took out), except those whose
+        queued ``add`` (files of schema 4 and before) it has not applied yet. One snapshot of the
+        realm file."""
+        with self._writing() as db:
+            indexed, queued = self.marks()
+            realm.execute("BEGIN")
+            try:
+                rows = realm.execute(
+                    "SELECT scope_id, doc FROM records WHERE doc <= ?1 "
+                    "AND doc NOT IN (SELECT doc FROM index_queue WHERE seq > ?2 AND op = 'add') "
+                    "AND (status = 'active' OR doc IN (SELECT doc FROM index_queue WHERE seq > ?2 AND op = 'remove')) "
+                    "ORDER BY scope_id, doc",
+                    (indexed, queued),
+                ).fetchall()
+            finally:
+                realm.execute("COMMIT")
+            db.executemany("INSERT OR IGNORE INTO scope_docs (scope_id, doc) VALUES (?, ?)", rows)
+            db.execute(
+                "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT (key) DO NOTHING", (SCOPE_DOCS,)
+            )
 
     # -- applying the backlog ---------------------------------------------------------------
 
@@ -378,14 +415,18 @@ class RecallIndexFile:
                     continue  # never indexed: the new-records pass reads its status
                 if op == "add":
                     self._add_fresh(_analyze([(doc, scope_id, title, body, tags)]))
-                elif not db.execute("DELETE FROM fresh_terms WHERE doc = ?", (doc,)).rowcount:
-                    self._delete(doc, scope_id, analyze_record(title, body, json.loads(tags)))
+                    self._list_docs([(scope_id, doc)])
+                else:
+                    if not db.execute("DELETE FROM fresh_terms WHERE doc = ?", (doc,)).rowcount:
+                        self._delete(doc, scope_id, analyze_record(title, body, json.loads(tags)))
+                    db.execute("DELETE FROM scope_docs WHERE scope_id = ? AND doc = ?", (scope_id, doc))
                 done += 1
             batch = _analyze(new)
             if len(batch) > FRESH_BATCH_MAX:
                 self._insert((doc, scope_id, a.length, a.fields) for doc, scope_id, a in batch)
             else:
                 self._add_fresh(batch)
+            self._list_docs(sorted((scope_id, doc) for doc, scope_id, _ in batch))
             done += len(batch)
             db.executemany(
                 "INSERT INTO meta (key, value) VALUES (?, ?) "
@@ -407,6 +448,10 @@ class RecallIndexFile:
                 )
                 db.execute("DELETE FROM fresh_terms WHERE doc <= ?", (rows[-1][0],))
         return len(rows)
+
+    def _list_docs(self, rows: Sequence[tuple[int, int]]) -> None:
+        # OR IGNORE: a record an index file made before scope_docs lists may be there already.
+        self._db.executemany("INSERT OR IGNORE INTO scope_docs (scope_id, doc) VALUES (?, ?)", rows)
 
     def _add_fresh(self, batch: Sequence[Analyzed]) -> None:
         self._db.executemany(
@@ -597,6 +642,20 @@ class RecallIndexFile:
                 extra = fresh if wanted is None else [row for row in fresh if row[0] in wanted]
                 if extra:
                     out.setdefault(term, []).extend(extra)
+        return out
+
+    def neighbors(self, scope_id: int, docs: Collection[int]) -> dict[int, list[int]]:
+        """Each doc's previous and next record in the scope, in creation order (zero, one or
+        two docs), among those the index holds: one statement of two seeks per doc."""
+        out: dict[int, list[int]] = {}
+        with self._snapshot() as db:
+            for doc in docs:
+                row = db.execute(
+                    "SELECT (SELECT max(doc) FROM scope_docs WHERE scope_id = ?1 AND doc < ?2), "
+                    "(SELECT min(doc) FROM scope_docs WHERE scope_id = ?1 AND doc > ?2)",
+                    (scope_id, doc),
+                ).fetchone()
+                out[doc] = [d for d in row if d is not None]
         return out
 
     def close(self) -> None:

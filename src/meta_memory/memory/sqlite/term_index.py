@@ -1,7 +1,7 @@
 """The recall index of one scope, as a :class:`TermIndex`.
 
-Term statistics and postings come from the realm's recall-index file (recall_index.py);
-neighbours and tie-break keys from the realm file's ``records``. Every method runs under the
+Term statistics, postings and neighbours come from the realm's recall-index file
+(recall_index.py); tie-break keys from the realm file's ``records``. Every method runs under the
 realm store's lock.
 """
 
@@ -66,20 +66,10 @@ class SqliteTermIndex:
     def neighbors(self, docs: Collection[int]) -> Mapping[int, Sequence[int]]:
         if self._scope_id is None or not docs:
             return {}
-        out: dict[int, Sequence[int]] = {}
         with self._store._lock:
-            db = self._store._db
-            for doc in docs:
-                prev = db.execute(
-                    "SELECT max(doc) FROM records WHERE scope_id = ? AND status = 'active' AND doc < ?",
-                    (self._scope_id, doc),
-                ).fetchone()[0]
-                nxt = db.execute(
-                    "SELECT min(doc) FROM records WHERE scope_id = ? AND status = 'active' AND doc > ?",
-                    (self._scope_id, doc),
-                ).fetchone()[0]
-                out[doc] = [d for d in (prev, nxt) if d is not None]
-        return out
+            # From the index file (its scope_docs), so the realm file needs no (scope, doc) index
+            # of its own: one b-tree fewer for every remember to write.
+            return self._index.neighbors(self._scope_id, docs)
 
     def tie_keys(self, docs: Collection[int]) -> Mapping[int, TieKey]:
         if self._scope_id is None or not docs:
