@@ -1480,6 +1480,31 @@ def test_under_writes_that_never_pause_the_fresh_tier_stays_bounded(
         store.close()
 
 
+def test_batch_writes_larger_than_a_merge_chunk_keep_the_fresh_tier_bounded(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, no_quiet_time_indexing: None
+) -> None:
+    """A catch-up can take in a whole batch write (up to FRESH_BATCH_MAX records, here 9 at a
+    time against a merge chunk of 6). Merging one chunk after each let the tier grow by the
+    difference every time: the benchmark fixture, written in batches of 1,000 against chunks of
+    512, was left with 272,467 fresh records. The merge now takes what exceeds the bound too."""
+    monkeypatch.setattr(indexing, "INDEX_FLUSH_THRESHOLD", 4)
+    monkeypatch.setattr(indexing, "FRESH_MAX", 10)
+    monkeypatch.setattr(indexing, "MERGE_CHUNK", 6)
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        for batch in range(20):
+            numbers = range(batch * 9, batch * 9 + 9)
+            write(
+                store, *(CreateOp(make(clock, f"a{n}", "alice", f"Harbor {n}", "Espresso.")) for n in numbers)
+            )
+            assert len(fresh_docs(path)) < 10 + 9, f"after batch {batch}"
+        assert_fully_indexed(store, path)
+        assert len(contextual_hits(store, "alice", "harbor")) == 180
+    finally:
+        store.close()
+
+
 def test_the_quiet_time_task_merges_the_fresh_tier_once_writes_pause_also_after_a_restart(
     tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, eventually: Callable[..., bool]
 ) -> None:

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from ...storage.layout import StateLayout
 from ..recall.analyzer import ANALYZER_VERSION
-from .indexing import FRESH_MAX, MERGE_CHUNK, MERGE_QUIET_S, MergePacer
+from .indexing import MERGE_CHUNK, MERGE_QUIET_S, MergePacer, fresh_overflow
 from .recall_index import RecallIndexFile, connect_readonly
 
 __all__ = ["IndexWorkerProcess", "main"]
@@ -256,8 +256,8 @@ def _step(
         unmerged[path] = None
         if realm.index.behind(realm.db):
             pending[path] = None  # more to do: after the other realms' turns
-        elif realm.index.fresh_size() >= FRESH_MAX:
-            realm.index.merge(MERGE_CHUNK)
+        elif overflow := fresh_overflow(realm.index.fresh_size()):
+            realm.index.merge(overflow)
     except (sqlite3.Error, OSError) as exc:
         _log.warning("indexing %s failed: %s", path, exc)
         unmerged.pop(path, None)
