@@ -48,14 +48,14 @@ __all__ = ["SqliteRealmStore"]
 
 _log = logging.getLogger(__name__)
 
-# The page size of new realm files. A remember dirties about ten pages (the record's, its five
-# indexes', the audit row's and its index's), each written whole to the WAL and again by the
-# checkpoint that copies it: 41 KiB of WAL a remember at 4 KiB pages, 25 KiB at 2 KiB (12.2
-# pages instead of 10.3); remember over stdio ran 4-12% faster in three paired runs.
-# The price is space: a page holds two typical records instead of five, so the records table
-# packs less tightly (+4.5% bytes a record in the remember benchmark, +13% on the 1,000,000-record
-# fixture). The recall index keeps SQLite's default in its own file; existing realm files keep
-# the page size they were made with.
+# The page size of new realm files. A remember dirties about ten pages (the record's, its four
+# indexes', the audit row's and its index's, the header's when the file grows), each written
+# whole to the WAL and again by the checkpoint that copies it: measured in the runtime, 22 KiB of
+# WAL a remember at 2 KiB pages against 44 KiB at 4 KiB, and remember over stdio ran 4-12% faster
+# in three paired runs. The price is space: a page holds two typical records instead of five, so
+# the records table packs less tightly (the 1,000,000-record benchmark fixture: 912 MB against
+# 872 MB at 4 KiB with one more index). Recall was not slower (docs/benchmarks.md). The recall
+# index keeps SQLite's default in its own file; existing realm files keep their page size.
 REALM_PAGE_SIZE = 2048
 
 
