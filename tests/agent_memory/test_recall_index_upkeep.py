@@ -31,6 +31,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from meta_memory.clock import ManualClock
 from meta_memory.memory.recall.analyzer import ANALYZER_VERSION, AnalyzedRecord, analyze_record, query_terms
+from meta_memory.memory.recall.provider import LexicalRecallProvider, RecallQuery
 from meta_memory.memory.recall.scorer import rank
 from meta_memory.memory.records import (
     APPLICATION,
@@ -1208,6 +1209,40 @@ def test_neighbours_come_from_the_index_file_in_either_tier_and_in_files_made_be
         assert_index_rule(state)  # the list holds a7, whose removal is still to apply
         assert state.doc_of("a7") in {doc for _, doc in state.scope_docs or ()}
         neighbours(store)
+    finally:
+        store.close()
+
+
+def test_a_recall_reads_the_index_file_in_one_read_transaction(
+    tmp_path: Path, clock: ManualClock, no_quiet_time_indexing: None
+) -> None:
+    """Statistics, document frequencies, postings and neighbours of one ranking come from one
+    state of the index file: one read transaction per recall, not one per read (each costs a
+    few system calls; a recall made about ten)."""
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        for n in range(40):
+            write(store, CreateOp(make(clock, f"a{n}", "alice", f"Harbor {n}", f"Espresso kettle note {n}.")))
+        store.flush_index()
+        assert store.merge_fresh(25) == 25  # both tiers hold records
+        provider = LexicalRecallProvider()
+        query = RecallQuery(Scope.identity(REALM, "alice"), "contextual", "harbor espresso kettle", (), 10)
+        statements: list[str] = []
+        index_db = store._keeper.index._db
+        index_db.set_trace_callback(statements.append)
+        try:
+            found = provider.recall(store, query)
+        finally:
+            index_db.set_trace_callback(None)
+        assert len(found) == 10
+        begins = [sql for sql in statements if sql.lstrip().upper().startswith("BEGIN")]
+        assert len(begins) == 1, statements
+        with (
+            store.reading_index(Scope.identity(REALM, "alice")),
+            pytest.raises(AssertionError, match="write"),
+        ):
+            store.merge_fresh(5)  # no write inside a reading: it would end the snapshot
     finally:
         store.close()
 

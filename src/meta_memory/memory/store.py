@@ -8,6 +8,7 @@ protocol without touching its callers. No SQL appears outside a store implementa
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -90,7 +91,12 @@ class RealmStore(Protocol):
         ...
 
     def term_index(self, scope: Scope) -> TermIndex:
-        """The recall index of ``scope``'s active records (a consistent read view)."""
+        """The recall index of ``scope``'s active records, caught up with every write so far."""
+        ...
+
+    def reading_index(self, scope: Scope) -> AbstractContextManager[TermIndex]:
+        """:meth:`term_index` as one consistent read view until the block ends (a ranking's
+        statistics and postings then come from the same state of the index)."""
         ...
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]: ...

@@ -44,7 +44,8 @@ class LexicalRecallProvider:
         terms = analyze_query(query.query_text, list(query.query_terms))
         if not terms:
             return []
-        hits = rank(store.term_index(query.scope), terms, query.max_entries)
+        with store.reading_index(query.scope) as index:
+            hits = rank(index, terms, query.max_entries)
         by_doc = store.records_by_doc([doc for doc, _ in hits])
         # A record forgotten between ranking and fetching is simply not returned.
         return [by_doc[doc] for doc, _ in hits if doc in by_doc and by_doc[doc].status is Status.ACTIVE]

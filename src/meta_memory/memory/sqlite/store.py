@@ -512,6 +512,15 @@ class SqliteRealmStore:
             scope_id = self._scope_id(scope, create=False)
         return SqliteTermIndex(self, self._keeper.index, scope_id)
 
+    @contextmanager
+    def reading_index(self, scope: Scope) -> Iterator[SqliteTermIndex]:
+        """:meth:`term_index`, with every read of it in one read transaction of the index file
+        until the block ends (the store's lock held throughout)."""
+        with self._lock:
+            index = self.term_index(scope)
+            with self._keeper.index.reading():
+                yield index
+
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         if not docs:
             return {}
