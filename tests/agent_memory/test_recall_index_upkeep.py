@@ -1495,47 +1495,35 @@ def test_a_long_catch_up_writes_straight_into_the_postings(
         store.close()
 
 
+@pytest.mark.parametrize(("batch", "rounds"), [(1, 60), (9, 20)])
 def test_under_writes_that_never_pause_the_fresh_tier_stays_bounded(
-    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, no_quiet_time_indexing: None
+    tmp_path: Path,
+    clock: ManualClock,
+    monkeypatch: pytest.MonkeyPatch,
+    no_quiet_time_indexing: None,
+    batch: int,
+    rounds: int,
 ) -> None:
     """Without a quiet spell nothing would ever be merged: a catch-up that leaves FRESH_MAX records
-    waiting merges a chunk of them then and there."""
+    waiting merges then and there. A catch-up can take in a whole batch write (up to
+    FRESH_BATCH_MAX records; here 9 against a merge chunk of 6): merging one chunk after each let
+    the tier grow by the difference every time (the benchmark fixture, written in batches of
+    1,000 against chunks of 512, was left with 272,467 fresh records), so it merges what exceeds
+    the bound too."""
     monkeypatch.setattr(indexing, "INDEX_FLUSH_THRESHOLD", 4)
     monkeypatch.setattr(indexing, "FRESH_MAX", 10)
     monkeypatch.setattr(indexing, "MERGE_CHUNK", 6)
     path = tmp_path / "r.sqlite3"
     store = SqliteRealmStore(path, REALM, clock=clock)
     try:
-        for n in range(60):
-            harbor_notes(store, clock, [n])
-            assert len(fresh_docs(path)) < 10 + 4
-        assert_fully_indexed(store, path)
-        assert len(contextual_hits(store, "alice", "harbor")) == 60
-    finally:
-        store.close()
-
-
-def test_batch_writes_larger_than_a_merge_chunk_keep_the_fresh_tier_bounded(
-    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, no_quiet_time_indexing: None
-) -> None:
-    """A catch-up can take in a whole batch write (up to FRESH_BATCH_MAX records, here 9 at a
-    time against a merge chunk of 6). Merging one chunk after each let the tier grow by the
-    difference every time: the benchmark fixture, written in batches of 1,000 against chunks of
-    512, was left with 272,467 fresh records. The merge now takes what exceeds the bound too."""
-    monkeypatch.setattr(indexing, "INDEX_FLUSH_THRESHOLD", 4)
-    monkeypatch.setattr(indexing, "FRESH_MAX", 10)
-    monkeypatch.setattr(indexing, "MERGE_CHUNK", 6)
-    path = tmp_path / "r.sqlite3"
-    store = SqliteRealmStore(path, REALM, clock=clock)
-    try:
-        for batch in range(20):
-            numbers = range(batch * 9, batch * 9 + 9)
+        for round_ in range(rounds):
+            numbers = range(round_ * batch, round_ * batch + batch)
             write(
                 store, *(CreateOp(make(clock, f"a{n}", "alice", f"Harbor {n}", "Espresso.")) for n in numbers)
             )
-            assert len(fresh_docs(path)) < 10 + 9, f"after batch {batch}"
+            assert len(fresh_docs(path)) < 10 + max(batch, 4), f"after round {round_}"
         assert_fully_indexed(store, path)
-        assert len(contextual_hits(store, "alice", "harbor")) == 180
+        assert len(contextual_hits(store, "alice", "harbor")) == batch * rounds
     finally:
         store.close()
 

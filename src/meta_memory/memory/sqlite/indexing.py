@@ -49,7 +49,7 @@ REBUILD_WARN_EVERY_S = 30.0
 # The fresh tier (recall_index.py) takes new records cheaply; merging them into the postings is
 # the expensive part, cheapest in large batches and best done while the realm is quiet: after
 # MERGE_QUIET_S without a write, in transactions of at most MERGE_CHUNK records (MergePacer), or,
-# under sustained writes, MERGE_CHUNK at a time whenever the fresh tier holds FRESH_MAX records.
+# under sustained writes, whenever a catch-up leaves FRESH_MAX records or more (fresh_overflow).
 # Readers scan a scope's fresh records per recall, so FRESH_MAX also bounds that.
 MERGE_QUIET_S = 0.25
 MERGE_CHUNK = 512
@@ -247,8 +247,8 @@ class IndexKeeper:
 
     def _caught_up_into_fresh(self) -> None:
         """After a catch-up: its new records may wait in the fresh tier. A full tier is merged
-        a chunk at a time here (the bound under writes that never pause); otherwise the merge
-        waits for a quiet spell."""
+        back below its bound here (the bound under writes that never pause: fresh_overflow);
+        otherwise the merge waits for a quiet spell."""
         self.unmerged = True
         overflow = fresh_overflow(self.index.fresh_size())
         if overflow:
