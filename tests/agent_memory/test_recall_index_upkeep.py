@@ -472,16 +472,18 @@ class RecallIndexUpkeep(RuleBasedStateMachine):
     @rule(limit=st.integers(min_value=1, max_value=4))
     def merge_part_of_the_fresh_tier(self, limit: int) -> None:
         """Records move from the fresh tier into the postings; what the index holds does not change."""
-        with self.store.reading():  # the store's lock: the quiet-time task cannot catch up meanwhile
+        # All of it under the store's lock: the quiet-time task cannot catch up meanwhile (once
+        # the lock is released it may fill the fresh tier that this merge found empty).
+        with self.store.reading():
             before = read_file_state(self.path)
             moved = self.store.merge_fresh(limit)
             after = read_file_state(self.path)
+            with closing(sqlite3.connect(index_path(self.path))) as ix:
+                (left,) = ix.execute("SELECT count(*) FROM fresh_terms").fetchone()
         assert (after.postings, nonempty(after.scope_stats)) == (
             before.postings,
             nonempty(before.scope_stats),
         )
-        with closing(sqlite3.connect(index_path(self.path))) as ix:
-            (left,) = ix.execute("SELECT count(*) FROM fresh_terms").fetchone()
         assert moved <= limit and (moved == limit or left == 0)
 
     @rule()
