@@ -295,7 +295,7 @@ def _print_diagnosis(result: dict[str, Any]) -> None:
         identity = inventory[0].get("identity")
         realms = table("Realms")
         realms.add_column("Realm / file", ratio=1, overflow="fold")
-        for header in ("Schema", "Active", "Quar.", "Sup.", "Tomb.", "Queue"):
+        for header in ("Schema", "Active", "Quar.", "Sup.", "Tomb.", "Queue", "Fresh"):
             realms.add_column(header, justify="right", no_wrap=True)
         realms.add_column("Size", justify="right", no_wrap=True)
         if identity is not None:
@@ -311,6 +311,7 @@ def _print_diagnosis(result: dict[str, Any]) -> None:
                 count(entry["schema_version"]),
                 *(count(counts.get(s)) for s in statuses),
                 count(entry["pending_index"]),
+                count(entry["unmerged_index"]),
                 _size(entry["bytes"]),
             ]
             if identity is not None:

@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from meta_memory.clock import ManualClock
 from meta_memory.errors import StorageRefused, StoreCorrupt
 from meta_memory.memory.legacy_markdown import LegacyRecord, render_legacy_markdown
+from meta_memory.memory.sqlite.indexing import BackgroundIndexer
 from meta_memory.memory.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
+from meta_memory.memory.sqlite.store import SqliteRealmStore
 from meta_memory.runtime import MetaRuntime
 from meta_memory.sdk import MetaHandle
 from meta_memory.storage.doctor import FINDING_CODES, Diagnosis, Finding, diagnose
@@ -327,7 +330,7 @@ def test_unreadable_realm_files_are_errors_with_an_unknown_inventory_row(
     # SQLite's own wording stays off the wire; the finding says it in ours.
     assert "file is not a database" not in finding.message and "malformed" not in finding.message
     [entry] = diagnosis.inventory
-    assert (entry.schema_version, entry.records, entry.pending_index) == (None, None, None)
+    assert (entry.schema_version, entry.records, entry.pending_index, entry.unmerged_index) == (None,) * 4
     realm_file = state / "agent-memory" / "default.sqlite3"
     index_file = StateLayout.recall_index_path(realm_file)  # a corrupted realm may have one
     assert entry.bytes == realm_file.stat().st_size + (
@@ -409,3 +412,44 @@ def test_file_names_that_are_not_utf8_are_reported_in_encodable_text(tmp_path: P
     [finding] = [f for f in wire["diagnosis"]["findings"] if f["code"] == "realm-name-undecodable"]
     assert finding["path"] == f"{state / 'agent-memory'}/\ufffd.sqlite3"
     json.dumps(wire, ensure_ascii=False).encode("utf-8")
+
+
+def test_the_inventory_counts_the_recall_index_backlog_and_its_unmerged_records(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pending_index``: records (and removals) the index file has not taken in yet;
+    ``unmerged_index``: records it holds in its fresh tier, which a recall scans one by one.
+    Diagnosed beside the live runtime, then cold."""
+    monkeypatch.setattr(BackgroundIndexer, "QUIET_S", 3600.0)  # nothing catches up or merges meanwhile
+    state = tmp_path / "state"
+
+    def index_columns() -> tuple[int | None, int | None]:
+        [entry] = diagnose(state).inventory
+        return entry.pending_index, entry.unmerged_index
+
+    with MetaRuntime.open(state, clock=clock) as runtime:
+        handle = MetaHandle(runtime)
+        ids = [
+            handle.remember_agent_memory("alice", title=f"Deploy {n}", body="Deploys on Tuesdays.").memory_id
+            for n in range(6)
+        ]
+        assert runtime.agent_memory is not None
+        store = runtime.agent_memory.store("default")
+        assert isinstance(store, SqliteRealmStore)  # the embedded default
+        assert index_columns() == (6, 0)
+        store.flush_index()  # into the fresh tier
+        assert index_columns() == (0, 6)
+        assert store.merge_fresh(4) == 4
+        assert index_columns() == (0, 2)
+        assert handle.forget_agent_memory("alice", ids[0]).deleted
+        assert index_columns() == (1, 2)  # a queued removal
+        store.flush_index()
+        assert store.merge_fresh(4) == 2
+        assert index_columns() == (0, 0)
+        realm_file = store.path
+
+    index_file = StateLayout.recall_index_path(realm_file)
+    index_file.write_bytes(b"not an index" * 64)
+    assert index_columns() == (5, None)  # rebuilt at the next open: every active record is backlog
+    index_file.unlink()
+    assert index_columns() == (5, 0)

@@ -169,7 +169,7 @@ def test_inventory_counts_records_by_status_and_per_identity(
         "tombstoned": 0,
     }
     assert default["schema_version"] >= 1 and default["bytes"] > 0
-    assert isinstance(default["pending_index"], int)
+    assert isinstance(default["pending_index"], int) and isinstance(default["unmerged_index"], int)
     assert default["path"] == str(runtime.state_dir / "agent-memory" / "default.sqlite3")
 
     without = reply(runtime, {"state_dir": str(runtime.state_dir)})["result"]["diagnosis"]["inventory"]

@@ -21,7 +21,7 @@ from ..ledger.local_json import LocalJsonBackend
 from ..memory.legacy_import import pending_legacy_files
 from ..memory.records import ScopeKind, Status
 from ..memory.sqlite.migrations import SCHEMA_VERSION, applied_versions
-from ..memory.sqlite.recall_index import backlog_size, connect_readonly, read_marks
+from ..memory.sqlite.recall_index import backlog_size, connect_readonly, read_fresh_size, read_marks
 from .census import StorageCensus
 from .layout import (
     AGENT_MEMORY_DIR,
@@ -124,8 +124,9 @@ class Finding:
 class RealmInventory:
     """One realm file. ``None`` fields could not be read (the findings say why); ``bytes`` is the
     file plus its ``-wal``, and its recall-index file plus that file's ``-wal``; ``pending_index``
-    is the work that index file is behind by; ``identity_records`` is counted only when an
-    identity was asked for."""
+    is the work that index file is behind by, ``unmerged_index`` the records waiting in its fresh
+    tier (a recall scans them one by one until a merge); ``identity_records`` is counted only
+    when an identity was asked for."""
 
     realm: str
     path: Path
@@ -133,6 +134,7 @@ class RealmInventory:
     records: dict[str, int] | None
     bytes: int
     pending_index: int | None
+    unmerged_index: int | None
     identity: str | None = None
     identity_records: dict[str, int] | None = None
 
@@ -144,6 +146,7 @@ class RealmInventory:
             "records": self.records,
             "bytes": self.bytes,
             "pending_index": self.pending_index,
+            "unmerged_index": self.unmerged_index,
         }
         if self.identity is not None:
             wire["identity"] = self.identity
@@ -379,14 +382,23 @@ def _optional(query: Callable[[], T]) -> T | None:
         return None
 
 
-def _index_marks(realm_path: Path, realm: str, out: Diagnosis) -> tuple[int, int]:
-    """The realm's recall-index watermarks, read like any other file here; (0, 0) when it has no
-    readable index file (the runtime rebuilds it: everything is backlog)."""
+def _read_index(index: sqlite3.Connection) -> tuple[tuple[int, int], int]:
+    index.execute("BEGIN")  # the marks and the fresh tier as of one commit
+    try:
+        return read_marks(index), read_fresh_size(index)
+    finally:
+        index.execute("COMMIT")
+
+
+def _index_state(realm_path: Path, realm: str, out: Diagnosis) -> tuple[tuple[int, int], int | None]:
+    """The realm's recall-index watermarks and fresh-tier size, read like any other file here;
+    ((0, 0), 0) when it has no index file, ((0, 0), None) when it has an unreadable one (the
+    runtime rebuilds it: everything is backlog)."""
     index_path = StateLayout.recall_index_path(realm_path)
     if not index_path.exists():
-        return 0, 0
+        return (0, 0), 0
     try:
-        return _read_sqlite(index_path, read_marks).value
+        return _read_sqlite(index_path, _read_index).value
     except _Unreadable as exc:
         out.add(
             "warning",
@@ -397,7 +409,7 @@ def _index_marks(realm_path: Path, realm: str, out: Diagnosis) -> tuple[int, int
             path=index_path,
             realm=realm,
         )
-        return 0, 0
+        return (0, 0), None
 
 
 def _realm_reader(identity: str | None, marks: tuple[int, int]) -> Callable[[sqlite3.Connection], _RealmView]:
@@ -448,9 +460,10 @@ def _inspect_realm(path: Path, realm: str, identity: str | None, out: Diagnosis)
         _size(p)
         for p in (path, index, StateLayout.sqlite_sidecars(path)[0], StateLayout.sqlite_sidecars(index)[0])
     )
-    unknown = RealmInventory(realm, path, None, None, size, None, identity, None)
+    unknown = RealmInventory(realm, path, None, None, size, None, None, identity, None)
+    marks, unmerged = _index_state(path, realm, out)
     try:
-        read = _read_sqlite(path, _realm_reader(identity, _index_marks(path, realm, out)))
+        read = _read_sqlite(path, _realm_reader(identity, marks))
     except _Unreadable as exc:
         out.add(
             "error",
@@ -512,6 +525,7 @@ def _inspect_realm(path: Path, realm: str, identity: str | None, out: Diagnosis)
         view.records,
         size,
         view.pending_index,
+        unmerged,
         identity,
         view.identity_records,
     )

@@ -129,6 +129,15 @@ def read_marks(index: sqlite3.Connection) -> tuple[int, int]:
     return int(meta.get(INDEXED_UPTO, 0)), int(meta.get(QUEUE_UPTO, 0))
 
 
+def read_fresh_size(index: sqlite3.Connection) -> int:
+    """How many records wait in an index file's fresh tier for a merge; 0 for one without it."""
+    try:
+        (n,) = index.execute("SELECT count(*) FROM fresh_terms").fetchone()
+    except sqlite3.OperationalError:  # no fresh tier yet: an empty index
+        return 0
+    return int(n)
+
+
 def backlog_size(realm: sqlite3.Connection, indexed_upto: int, queue_upto: int) -> int:
     """Queued removals plus active records above the watermark: what the next catch-up does."""
     (queued,) = realm.execute("SELECT count(*) FROM index_queue WHERE seq > ?", (queue_upto,)).fetchone()
@@ -287,8 +296,7 @@ class RecallIndexFile:
 
     def fresh_size(self) -> int:
         """How many records wait in the fresh tier for :meth:`merge`."""
-        (n,) = self._db.execute("SELECT count(*) FROM fresh_terms").fetchone()
-        return int(n)
+        return read_fresh_size(self._db)
 
     def meta(self) -> dict[str, str]:
         return dict(self._db.execute("SELECT key, value FROM meta"))
