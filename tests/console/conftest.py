@@ -126,8 +126,11 @@ def browser() -> Iterator[Any]:
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} is missing: .ci/run installs Debian's chromium before the tests")
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # expect() waits 5 s by default, independently of the context's timeout for actions: a loaded
+    # CI machine can take longer to render a view.
+    expect.set_options(timeout=DEADLINE_S * 1000)
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield chromium
