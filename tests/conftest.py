@@ -16,11 +16,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from meta_memory.clock import ManualClock
 from meta_memory.config import DEFAULT_CONFIG, load_config_dict
 from meta_memory.runtime import MetaRuntime
 from meta_memory.sdk import MetaHandle
+
+# Property tests check behaviour, not speed: on a loaded CI machine an example that writes and
+# fsyncs real files can take longer than Hypothesis's 200 ms deadline once and not when replayed,
+# which Hypothesis reports as a flaky failure. Tests' own @settings still override the rest.
+settings.register_profile("meta", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("meta")
 
 
 @pytest.fixture
