@@ -294,9 +294,11 @@ def test_the_tool_definitions_come_in_json_schema_openai_and_anthropic_shapes(me
     assert (responses["type"], responses["name"], responses["parameters"]) == ("function", "memory", schema)
 
 
-def test_an_unknown_tool_definition_format_is_invalid_params(meta: MetaHandle) -> None:
+@pytest.mark.parametrize("fmt", ["gemini", [], {"openai": True}], ids=["unknown", "array", "object"])
+def test_an_unknown_tool_definition_format_is_invalid_params(meta: MetaHandle, fmt: Any) -> None:
+    # An array or an object used to reach the boundary as an internal error (unhashable).
     with pytest.raises(InvalidParams, match="format must be one of") as caught:
-        meta.memory_tool_definitions("gemini")
+        meta.memory_tool_definitions(fmt)
 
     assert caught.value.code == -32602
 

@@ -239,7 +239,7 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             "openai_responses": openai_responses_tool,
             "anthropic": anthropic_tool,
         }
-        if fmt not in shapes:
+        if not isinstance(fmt, str) or fmt not in shapes:  # a list or an object is not hashable
             raise InvalidParams(f"format must be one of {', '.join(sorted(shapes))} (got {fmt!r})")
         return {"tools": [shapes[fmt]()]}
 

@@ -1,0 +1,179 @@
+"""Every method the gateway serves, called with arbitrary JSON params: each reply is a result or
+a JSON-RPC error the method meant to give, never the boundary's "Internal error" (-32603), which
+is what an exception no validator anticipated turns into.
+
+The params mix the names the methods read with values of every JSON type, and plausible values
+(an identity, a memory id that exists, a session key that is open) so that calls get past the
+first check and into the deeper ones.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meta_memory.config import DEFAULT_CONFIG, load_config_dict
+from meta_memory.gateway.dispatch import CONSOLE, SDK, CallContext, Dispatcher, Method
+from meta_memory.gateway.methods import build_dispatcher
+from meta_memory.runtime import MetaRuntime
+
+# The names the methods read (REFERENCE 1.3), and a few they do not.
+PARAM_NAMES = (
+    "identity", "realm", "title", "body", "tags", "description", "kind", "query_text", "query_terms",
+    "selection", "max_entries", "limit", "memory_id", "supersedes", "session_key", "text", "message",
+    "tool", "tool_name", "content", "arguments", "format", "verdict", "expected_content_hash",
+    "rationale", "entity", "topic", "fact", "metadata", "subject", "cursor", "status", "since_ms",
+    "until_ms", "scope_kind", "scope_key", "action", "decision", "request_id", "pending_id", "tools",
+    "store", "provenance", "trust", "filter", "order", "unknown", "",
+)  # fmt: skip
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=40)
+    | st.sampled_from(
+        ["alice", "default", "contextual", "always", "tombstone", "release", "openai", "x" * 300]
+    )
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(PARAM_NAMES) | st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def strict_json(value: Any) -> str:
+    """The reply as it would go on the wire: strict JSON (no NaN or Infinity), UTF-8 encodable."""
+    text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+    text.encode("utf-8")
+    return text
+
+
+def templates(memory_id: str, session_key: str) -> dict[str, dict[str, Any]]:
+    """Valid params per method: the fuzz breaks one or two fields of these at a time, so its
+    calls get past the first check and reach the later ones (caps, lookups, the store)."""
+    return {
+        "meta/agent_memory/remember": {"identity": "alice", "title": "T", "body": "B", "tags": ["x"], "realm": "default"},
+        "meta/agent_memory/recall": {
+            "identity": "alice", "query_text": "deploys", "query_terms": ["deploy"], "selection": "contextual",
+            "max_entries": 5, "realm": "default",
+        },
+        "meta/agent_memory/forget": {"identity": "alice", "memory_id": memory_id},
+        "meta/agent_memory/update": {"identity": "alice", "memory_id": memory_id, "title": "T2", "body": "B2"},
+        "meta/memory/index": {"entity": "svc", "topic": "owner", "fact": "ops", "store": "knowledge_graph", "metadata": {}},
+        "meta/memory/query": {"entity": "svc", "topic": "owner", "store": "knowledge_graph"},
+        "meta/session/open": {"identity": "alice"},
+        "meta/session/build_context": {"session_key": session_key},
+        "meta/session/turn": {"session_key": session_key, "message": "what about deploys?"},
+        "meta/session/tool_result": {
+            "session_key": session_key, "tool_name": "web_fetch", "is_error": False, "server_tool": False,
+            "provenance": {"kind": "mcp", "source_id": "srv"},
+        },
+        "meta/session/memory_tool": {
+            "session_key": session_key,
+            "arguments": {"action": "remember", "title": "T", "body": "B"},
+        },
+        "meta/session/reset": {"session_key": session_key},
+        "meta/session/compact": {"session_key": session_key},
+        "meta/gating/evaluate": {"action": "deploy", "actor_id": "alice", "risk_tier": "r2", "rationale": "r"},
+        "meta/gating/decide": {"pending_id": "p-1", "approver_id": "ops", "decision": "approve"},
+        "meta/gating/audit": {"limit": 5},
+        "meta/timeline/query": {"limit": 5},
+        "meta/memory/steward/dream": {"realm": "default"},
+        "meta/memory/panel/records": {"identity": "alice", "status": "active", "limit": 5, "realm": "default"},
+        "meta/memory/panel/record": {"memory_id": memory_id, "realm": "default"},
+        "meta/memory/quarantine/decide": {
+            "identity": "alice", "memory_id": memory_id, "verdict": "release",
+            "expected_content_hash": "0" * 64, "rationale": "checked",
+        },
+    }  # fmt: skip
+
+
+@st.composite
+def broken(draw: st.DrawFn, template: dict[str, Any], extra: st.SearchStrategy[Any]) -> dict[str, Any]:
+    """``template`` with one or two fields replaced by any JSON value, dropped, or a key added."""
+    params = dict(template)
+    for _ in range(draw(st.integers(1, 2))):
+        key = draw(st.sampled_from(sorted(params)) if params else st.sampled_from(PARAM_NAMES))
+        action = draw(st.sampled_from(["replace", "replace", "drop", "add"]))
+        if action == "drop":
+            params.pop(key, None)
+        elif action == "add":
+            params[draw(st.sampled_from(PARAM_NAMES))] = draw(json_values | extra)
+        else:
+            params[key] = draw(json_values | extra)
+    return params
+
+
+def test_no_params_reach_the_boundary_as_an_internal_error(tmp_path: Path) -> None:
+    with MetaRuntime.open(tmp_path / "state", load_config_dict(dict(DEFAULT_CONFIG))) as runtime:
+        dispatcher = build_dispatcher(runtime)
+        sdk, console = CallContext(SDK), CallContext(CONSOLE)
+        # Every method either surface serves (the console's panel and review methods too).
+        methods = sorted(
+            {
+                name
+                for ctx in (sdk, console)
+                for name in dispatcher.call("meta/capabilities", None, ctx)["methods"]
+            }
+        )
+        assert "meta/memory/panel/records" in methods and "meta/session/turn" in methods
+        assert set(templates("m", "s")) <= set(methods), set(templates("m", "s")) - set(methods)
+        notes = itertools.count()
+
+        @settings(max_examples=500)
+        @given(data=st.data(), method=st.sampled_from(methods), console_surface=st.booleans())
+        def call(data: st.DataObject, method: str, console_surface: bool) -> None:
+            # A record and a session that exist (earlier examples may have forgotten, reset or
+            # closed theirs), so that calls get past the lookups.
+            n = next(notes)
+            memory_id = dispatcher.call(
+                "meta/agent_memory/remember",
+                {"identity": "alice", "title": f"Note {n}", "body": "On Tuesdays."},
+                sdk,
+            )["memory_id"]
+            session_key = dispatcher.call("meta/session/open", {"identity": "alice"}, sdk)["session_key"]
+            known = st.sampled_from([memory_id, session_key, "alice", str(tmp_path)])
+            valid = templates(memory_id, session_key)
+            anything = (
+                st.none()
+                | json_values
+                | st.dictionaries(st.sampled_from(PARAM_NAMES), json_values | known, max_size=6)
+            )
+            params = data.draw(
+                broken(valid[method], known) | anything if method in valid else anything, label="params"
+            )
+
+            request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+            reply = dispatcher.handle_payload(request, console if console_surface else sdk)
+            assert reply is not None
+            strict_json(reply)
+            assert ("result" in reply) != ("error" in reply)
+            if "error" in reply:
+                error = reply["error"]
+                assert error["code"] != -32603, (method, params, error)
+                assert isinstance(error["code"], int) and error["message"].strip()
+
+        call()
+
+
+def test_the_fuzz_would_see_an_internal_error() -> None:
+    """The check above is not vacuous: an exception no validator anticipated reaches the wire as
+    -32603 (and only as that: no detail of it)."""
+
+    def broken_handler(params: Any, ctx: CallContext) -> Any:
+        raise ZeroDivisionError("a bug")
+
+    dispatcher = Dispatcher({"meta/broken": Method("meta/broken", broken_handler)})
+    reply = dispatcher.handle_payload({"jsonrpc": "2.0", "id": 1, "method": "meta/broken"}, CallContext(SDK))
+    assert reply == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "Internal error"}}
