@@ -32,15 +32,19 @@ PARAM_NAMES = (
     "store", "provenance", "trust", "filter", "order", "unknown", "",
 )  # fmt: skip
 
+# Values some field accepts (an identity, a selection, a verdict, a tool action, ...).
+WORDS = (
+    "alice", "default", "contextual", "always", "tombstone", "release", "openai", "x" * 300,
+    "remember", "update", "forget", "recall", "propose_to_mob", "operator_said", "preference",
+)  # fmt: skip
+
 scalars = (
     st.none()
     | st.booleans()
     | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=40)
-    | st.sampled_from(
-        ["alice", "default", "contextual", "always", "tombstone", "release", "openai", "x" * 300]
-    )
+    | st.sampled_from(WORDS)
 )
 json_values = st.recursive(
     scalars,
@@ -81,7 +85,11 @@ def templates(memory_id: str, session_key: str) -> dict[str, dict[str, Any]]:
         },
         "meta/session/memory_tool": {
             "session_key": session_key,
-            "arguments": {"action": "remember", "title": "T", "body": "B"},
+            "arguments": {
+                "action": "remember", "title": "T", "body": "B", "tags": ["x"], "kind": "fact",
+                "epistemic": "verified", "verification_evidence": ["ran it"], "memory_id": memory_id,
+                "query_text": "deploys", "max_entries": 3,
+            },
         },
         "meta/session/reset": {"session_key": session_key},
         "meta/session/compact": {"session_key": session_key},
@@ -101,15 +109,19 @@ def templates(memory_id: str, session_key: str) -> dict[str, dict[str, Any]]:
 
 @st.composite
 def broken(draw: st.DrawFn, template: dict[str, Any], extra: st.SearchStrategy[Any]) -> dict[str, Any]:
-    """``template`` with one or two fields replaced by any JSON value, dropped, or a key added."""
+    """``template`` with one or two fields replaced by any JSON value, dropped, or a key added;
+    a field that is an object (the memory tool's ``arguments``, a ``provenance``) may instead be
+    broken the same way inside."""
     params = dict(template)
     for _ in range(draw(st.integers(1, 2))):
         key = draw(st.sampled_from(sorted(params)) if params else st.sampled_from(PARAM_NAMES))
-        action = draw(st.sampled_from(["replace", "replace", "drop", "add"]))
+        action = draw(st.sampled_from(["replace", "replace", "drop", "add", "inside"]))
         if action == "drop":
             params.pop(key, None)
         elif action == "add":
             params[draw(st.sampled_from(PARAM_NAMES))] = draw(json_values | extra)
+        elif action == "inside" and isinstance(params.get(key), dict):
+            params[key] = draw(broken(params[key], extra))
         else:
             params[key] = draw(json_values | extra)
     return params
