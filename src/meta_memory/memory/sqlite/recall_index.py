@@ -358,7 +358,7 @@ class RecallIndexFile:
                 ).fetchall()
             finally:
                 realm.execute("COMMIT")
-            db.executemany("INSERT OR IGNORE INTO scope_docs (scope_id, doc) VALUES (?, ?)", rows)
+            self._list_docs(rows)
             db.execute(
                 "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT (key) DO NOTHING", (SCOPE_DOCS,)
             )
