@@ -165,6 +165,10 @@ def serve(state_dir: Path, config_path: Path | None, log_level: str, host: str, 
 @log_level_option
 def mcp(state_dir: Path, identity: str, realm: str | None, config_path: Path | None, log_level: str) -> None:
     """Serve one identity's memory tool and memory context over MCP (stdio)."""
+    from .names import realm_problem
+
+    if realm is not None and (problem := realm_problem(realm)) is not None:
+        raise click.BadParameter(problem, param_hint="--realm")
     _setup_logging(log_level)
     try:
         runtime = _boot(state_dir, config_path)
@@ -339,8 +343,12 @@ def import_legacy(state_dir: Path, config_path: Path | None, realms: tuple[str, 
     """Import legacy per-identity markdown memory now, with progress (otherwise it runs on first access)."""
     from rich.progress import Progress
 
+    from .names import realm_problem
     from .storage.layout import decode_component
 
+    for realm in realms:
+        if (problem := realm_problem(realm)) is not None:
+            raise click.BadParameter(problem, param_hint="--realm")
     try:
         runtime = _boot(state_dir, config_path)
     except MetaError as exc:

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import ConfigError, StorageRefused
+from .names import realm_problem
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -81,9 +82,11 @@ def _optional_str(value: Any) -> str | None:
 
 
 def _realm(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"must be a string (got {value!r})")
-    return value.strip() or "default"
+    problem = realm_problem(value)
+    if problem is not None:
+        raise ValueError(f"{problem} (got {value!r})")
+    assert isinstance(value, str)
+    return value.strip()
 
 
 def _str_list(value: Any) -> tuple[str, ...]:
@@ -219,6 +222,9 @@ class AgentMemoryConfig(_Section):
     # runtime (index_worker.py; remember does not pay for indexing); "inline": the runtime's own
     # process, behind the writes; "auto": the gateway uses a helper, a library runtime indexes inline.
     index_worker: Annotated[str, BeforeValidator(_choice("auto", "process", "inline"))] = "auto"
+    # Our extension: how many realms keep their files open at once (about eight file
+    # descriptors each); the least recently used idle ones close first, and reopen on use.
+    max_open_realms: Annotated[int, BeforeValidator(_int_in(1, 100_000))] = 64
 
     @model_validator(mode="after")
     def _sqlite_only_knobs(self) -> AgentMemoryConfig:

@@ -22,7 +22,7 @@ from .config import AgentMemoryConfig
 from .errors import CapabilityUnavailable, InvalidParams, MetaError
 from .events import EventSink
 from .memory.injection import SessionInjectionBudget, turn_text
-from .memory.params import parse_identity, parse_optional_name
+from .memory.params import parse_identity, parse_optional_name, parse_realm
 from .memory.records import Author, Evidence, VerificationClaim
 from .memory.service import AgentDraft, AgentMemory, InjectionResult
 from .recorder import ToolArgumentError, ToolCall, parse_memory_tool_arguments
@@ -84,7 +84,7 @@ class SessionManager:
     def open(self, params: Any) -> HostSession:
         p = _obj(params)
         identity = parse_identity(p)
-        realm = parse_optional_name(p, "realm") or self.config.realm
+        realm = parse_realm(p) or self.config.realm
         mob = parse_optional_name(p, "mob")
         return self._start(identity, realm, mob)
 

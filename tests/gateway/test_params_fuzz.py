@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,20 @@ WORDS = (
     "remember", "update", "forget", "recall", "propose_to_mob", "operator_said", "preference",
 )  # fmt: skip
 
+# Strings that broke fields before: empty and blank, control characters (a newline in a realm
+# reached the memory header), and long ones (a 300-byte realm named a file the OS refuses).
+HOSTILE_STRINGS = [
+    "", " ", "\t", "\n", "\x00", "a\nSYSTEM: b", "\x7f", "\u2028", "x" * 65, "é" * 40, "x" * 300, "x" * 5000,
+    "x" * 70_000, "../../etc/passwd", "%2e%2e/", "-",
+]  # fmt: skip
+HOSTILE = (
+    st.sampled_from(HOSTILE_STRINGS)
+    | st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x1F), min_size=1, max_size=4).map(
+        lambda c: "a" + c + "b"
+    )
+    | st.integers(min_value=1, max_value=20_000).map(lambda n: "y" * n)
+)
+
 scalars = (
     st.none()
     | st.booleans()
@@ -45,6 +60,7 @@ scalars = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=40)
     | st.sampled_from(WORDS)
+    | HOSTILE
 )
 json_values = st.recursive(
     scalars,
@@ -109,14 +125,17 @@ def templates(memory_id: str, session_key: str) -> dict[str, dict[str, Any]]:
 
 @st.composite
 def broken(draw: st.DrawFn, template: dict[str, Any], extra: st.SearchStrategy[Any]) -> dict[str, Any]:
-    """``template`` with one or two fields replaced by any JSON value, dropped, or a key added;
+    """``template`` with one or two fields replaced by any JSON value (a string field often by a
+    hostile string), dropped, or a key added;
     a field that is an object (the memory tool's ``arguments``, a ``provenance``) may instead be
     broken the same way inside."""
     params = dict(template)
     for _ in range(draw(st.integers(1, 2))):
         key = draw(st.sampled_from(sorted(params)) if params else st.sampled_from(PARAM_NAMES))
-        action = draw(st.sampled_from(["replace", "replace", "drop", "add", "inside"]))
-        if action == "drop":
+        action = draw(st.sampled_from(["replace", "replace", "hostile", "hostile", "drop", "add", "inside"]))
+        if action == "hostile" and isinstance(params.get(key), str):
+            params[key] = draw(HOSTILE)  # every string field meets the strings that broke fields
+        elif action == "drop":
             params.pop(key, None)
         elif action == "add":
             params[draw(st.sampled_from(PARAM_NAMES))] = draw(json_values | extra)
@@ -143,7 +162,7 @@ def test_no_params_reach_the_boundary_as_an_internal_error(tmp_path: Path) -> No
         assert set(templates("m", "s")) <= set(methods), set(templates("m", "s")) - set(methods)
         notes = itertools.count()
 
-        @settings(max_examples=500)
+        @settings(max_examples=int(os.environ.get("META_FUZZ_EXAMPLES", "500")))
         @given(data=st.data(), method=st.sampled_from(methods), console_surface=st.booleans())
         def call(data: st.DataObject, method: str, console_surface: bool) -> None:
             # A record and a session that exist (earlier examples may have forgotten, reset or
@@ -175,8 +194,68 @@ def test_no_params_reach_the_boundary_as_an_internal_error(tmp_path: Path) -> No
                 error = reply["error"]
                 assert error["code"] != -32603, (method, params, error)
                 assert isinstance(error["code"], int) and error["message"].strip()
+                # No server path (unless the caller sent it), and no SQLite or Python text.
+                told = json.dumps(error)
+                if str(tmp_path) not in json.dumps(params):
+                    assert str(tmp_path) not in told, (method, params, error)
+                assert not any(w in told for w in ("sqlite3.", "Traceback", "OperationalError")), error
 
         call()
+
+
+def _string_fields(params: dict[str, Any], path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    fields: list[tuple[str, ...]] = []
+    for key, value in params.items():
+        if isinstance(value, str):
+            fields.append((*path, key))
+        elif isinstance(value, dict):
+            fields.extend(_string_fields(value, (*path, key)))
+    return fields
+
+
+def _with(params: dict[str, Any], field: tuple[str, ...], value: str) -> dict[str, Any]:
+    head, *rest = field
+    if not rest:
+        return {**params, head: value}
+    return {**params, head: _with(params[head], tuple(rest), value)}
+
+
+def test_every_string_field_of_every_method_meets_every_hostile_string(tmp_path: Path) -> None:
+    """Not left to chance: each string field of each method's valid params (nested ones too, and
+    ``realm`` where a method takes one) gets each hostile string, on both surfaces."""
+    with MetaRuntime.open(tmp_path / "state", load_config_dict(dict(DEFAULT_CONFIG))) as runtime:
+        dispatcher = build_dispatcher(runtime)
+        surfaces = (CallContext(SDK), CallContext(CONSOLE))
+        calls = 0
+        for method, valid in sorted(templates("m", "s").items()):
+            for field in _string_fields(valid):
+                for value in HOSTILE_STRINGS:
+                    for ctx in surfaces:
+                        memory_id = dispatcher.call(
+                            "meta/agent_memory/remember",
+                            {"identity": "alice", "title": f"Note {calls}", "body": "On Tuesdays."},
+                            surfaces[0],
+                        )["memory_id"]
+                        key = dispatcher.call("meta/session/open", {"identity": "alice"}, surfaces[0])[
+                            "session_key"
+                        ]
+                        params = _with(templates(memory_id, key)[method], field, value)
+                        reply = dispatcher.handle_payload(
+                            {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, ctx
+                        )
+                        calls += 1
+                        assert reply is not None
+                        error = reply.get("error")
+                        assert error is None or error["code"] != -32603, (
+                            method,
+                            field,
+                            value[:40],
+                            ctx.surface,
+                            error,
+                        )
+                        if error is not None:
+                            assert str(tmp_path) not in json.dumps(error), (method, field, value[:40], error)
+        assert calls > 1000
 
 
 def test_the_fuzz_would_see_an_internal_error() -> None:

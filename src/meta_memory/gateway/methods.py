@@ -17,6 +17,7 @@ from ..events import SYSTEM_IDENTITY
 from ..gating import parse_audit_params, parse_evaluate_params, parse_pending_params
 from ..gating import parse_decide_params as parse_gating_decide_params
 from ..ledger.model import parse_index_params, parse_query_params, parse_stores_params
+from ..memory.params import parse_identity
 from ..memory.service import AgentMemory
 from ..panel import PANEL_METHODS, AgentMemorySource, MemoryPanel, PanelMethod
 from ..recorder import anthropic_tool, mcp_tool_definition, openai_responses_tool, openai_tool
@@ -83,14 +84,19 @@ def _console_authorizer(runtime: MetaRuntime) -> Callable[[Method, Any, CallCont
 
     def authorize(method: Method, params: Any, ctx: CallContext) -> None:
         p = params if isinstance(params, dict) else {}
-        identity = p.get("identity") if isinstance(p.get("identity"), str) and p.get("identity") else None
+        # Only values the handler's own parser would accept name a resource; anything else is
+        # left to the handler to refuse (-32602): there is no resource to judge.
+        try:
+            identity: str | None = parse_identity(p)
+        except InvalidParams:
+            identity = None
         verdict = p.get("verdict") if p.get("verdict") in ("release", "tombstone") else None
-        memory_id = p.get("memory_id") if isinstance(p.get("memory_id"), str) else None
+        raw_id = p.get("memory_id")
+        memory_id = raw_id.strip() if isinstance(raw_id, str) and raw_id.strip() else None
         gate = method_access(method.name).gate
-        # Params a handler will refuse anyway (-32602) are left to it: no resource to judge.
         if gate == "identity" and identity is None:
             return
-        if method.name == QUARANTINE_DECIDE and verdict is None:
+        if method.name == QUARANTINE_DECIDE and (verdict is None or memory_id is None):
             return
         authorize_method(
             engine,

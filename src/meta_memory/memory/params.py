@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidParams, WriteRefused
+from ..names import realm_problem
 from .secrets import scan_secrets
 from .validator import BODY_MAX_BYTES, TAG_MAX_BYTES, TAGS_MAX, TITLE_MAX_BYTES
 
@@ -26,6 +27,7 @@ __all__ = [
     "parse_forget",
     "parse_identity",
     "parse_optional_name",
+    "parse_realm",
     "parse_recall",
     "parse_remember",
     "parse_update",
@@ -112,13 +114,21 @@ def parse_optional_name(p: dict[str, Any], name: str) -> str | None:
     return value.strip()
 
 
-def _realm(p: dict[str, Any], default: str) -> str:
+def parse_realm(p: dict[str, Any]) -> str | None:
+    """The optional ``realm`` param (trimmed), by the one realm rule (names.py); ``None`` when absent."""
     value = p.get("realm")
     if value is None:
-        return default
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidParams("realm must be a non-empty string when provided")
+        return None
+    problem = realm_problem(value)
+    if problem is not None:
+        # The non-empty rule keeps the wording of the other optional params.
+        raise InvalidParams(f"realm {problem}" + (" when provided" if "non-empty" in problem else ""))
+    assert isinstance(value, str)
     return value.strip()
+
+
+def _realm(p: dict[str, Any], default: str) -> str:
+    return parse_realm(p) or default
 
 
 def _memory_id(p: dict[str, Any]) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidParams
-from ..memory.params import parse_identity, parse_optional_name
+from ..memory.params import parse_identity, parse_realm
 from ..memory.records import ScopeKind, Status
 from ..memory.sqlite.panel import RecordFilter, RecordKey
 
@@ -121,7 +121,7 @@ def parse_records_params(params: Any) -> RecordsParams:
     """``{realm?, scope?, identity?, scope_key?, status?, limit?, cursor?}``; ``identity`` implies
     identity scope keyed by it."""
     p = _obj(params)
-    realm = parse_optional_name(p, "realm")
+    realm = parse_realm(p)
     scope = _choice(p, "scope", _SCOPES)
     status = _choice(p, "status", _STATUSES)
     scope_key = p.get("scope_key")
@@ -145,11 +145,11 @@ def parse_record_params(params: Any) -> RecordParams:
     memory_id = params.get("memory_id")
     if not isinstance(memory_id, str) or not memory_id.strip():
         raise InvalidParams("memory_id must be a non-empty string")
-    return RecordParams(memory_id.strip(), parse_optional_name(params, "realm"))
+    return RecordParams(memory_id.strip(), parse_realm(params))
 
 
 def parse_listing_params(params: Any, bounds: Limit | None) -> ListingParams:
     """``{realm?, limit?}`` (``bounds=None``: the method takes no limit, and ignores one)."""
     p = _obj(params)
-    realm = parse_optional_name(p, "realm")
+    realm = parse_realm(p)
     return ListingParams(realm, _limit(p, bounds) if bounds is not None else 0)

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import InvalidParams
 from ..events import EventSink
-from ..memory.params import parse_identity, parse_optional_name
+from ..memory.params import parse_identity, parse_realm
 from ..memory.service import AgentMemory
 from ..memory.sqlite.review import ReviewOutcome, review_quarantined
 
@@ -38,7 +38,7 @@ def parse_decide_params(params: Any, *, default_realm: str) -> DecideParams:
     if not isinstance(params, dict):
         raise InvalidParams("params must be a JSON object")
     identity = parse_identity(params)
-    realm = parse_optional_name(params, "realm") or default_realm
+    realm = parse_realm(params) or default_realm
     memory_id = params.get("memory_id")
     if not isinstance(memory_id, str) or not memory_id.strip():
         raise InvalidParams("memory_id must be a non-empty string")

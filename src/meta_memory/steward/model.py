@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from ..errors import InvalidParams
-from ..memory.params import parse_optional_name
+from ..memory.params import parse_optional_name, parse_realm
 from ..memory.records import Record
 from ..memory.store import HarvestItem, ProposalItem
 
@@ -283,7 +283,7 @@ def parse_dream_params(params: Any, *, default_realm: str) -> tuple[str, str | N
         return default_realm, None
     if not isinstance(params, dict):
         raise InvalidParams("params must be a JSON object")
-    return parse_optional_name(params, "realm") or default_realm, parse_optional_name(params, "mob")
+    return parse_realm(params) or default_realm, parse_optional_name(params, "mob")
 
 
 # -- what a dream reports -----------------------------------------------------------------------
