@@ -16,12 +16,12 @@ the JSON-RPC wire carry their code and optional ``data``; exactly one function
     │   ├── WriteRefused               -32602  the store validator refused a memory write
     │   └── GatingDecisionRefused      -32602  a gating decision was refused (meta_memory.gating)
     ├── InternalError                  -32603  a bug or an unexpected I/O fault
-    │   └── StoreCorrupt               -32603  a realm file that cannot be read
     ├── UnknownRecord                  -32001  panel record lookup miss
     ├── CapabilityUnavailable          -32004  feature not configured / not supported
     ├── ReadOnly                       -32010  read-only console
     ├── MemoryBackendUnavailable       -32012  ledger persist / health check failed
-    ├── StorageRefused                 -32014  fail-closed storage refusal at boot
+    ├── StorageRefused                 -32014  fail-closed storage refusal (at boot, or of one store)
+    │   └── StoreCorrupt               -32014  a store file that exists but cannot be served
     ├── AccessDenied                   -32030  access control said no
     └── QuarantineReviewRefused        -32043  a quarantine decision was refused
 """
@@ -114,10 +114,6 @@ class InternalError(MetaError):
     code = -32603
 
 
-class StoreCorrupt(InternalError):
-    """A realm store file exists but cannot be read as one."""
-
-
 class UnknownRecord(MetaError):
     code = -32001
 
@@ -144,9 +140,16 @@ class MemoryBackendUnavailable(MetaError):
 
 
 class StorageRefused(MetaError):
-    """Fail-closed refusal to start on a state directory."""
+    """Fail-closed refusal to serve storage: a state directory at boot, or one store."""
 
     code = -32014
+
+
+class StoreCorrupt(StorageRefused):
+    """A store file exists but cannot be served (damaged, unreadable, or from a newer release).
+
+    The message names the file relative to the state dir; the file is left as it was.
+    """
 
 
 class AccessDenied(MetaError):

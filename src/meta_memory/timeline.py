@@ -10,6 +10,7 @@ stored window; both reads take a visibility filter so a caller sees only events 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -21,6 +22,8 @@ from .errors import InvalidParams, StoreCorrupt
 from .events import EVENT_ID_PREFIX, SYSTEM_IDENTITY, envelope
 
 __all__ = ["DEFAULT_CAPACITY", "QUERY_LIMIT_MAX", "Timeline", "event_seq"]
+
+log = logging.getLogger("meta_memory.timeline")
 
 DEFAULT_CAPACITY = 10_000
 QUERY_LIMIT_MAX = 500
@@ -62,7 +65,8 @@ class Timeline:
             )
             (last,) = self._db.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise StoreCorrupt(f"event log {target} cannot be opened: {exc}") from exc
+            log.error("event log %s cannot be opened: %s", target, exc)
+            raise StoreCorrupt(f"event log {target} cannot be opened as an SQLite event log") from exc
         self._seq = int(last)
         self._since_prune = 0
 

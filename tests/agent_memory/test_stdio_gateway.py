@@ -102,8 +102,14 @@ def test_a_corrupt_realm_is_an_error_on_the_wire_not_an_empty_result(
     gateway = stdio_gateway(state_dir)
     reply = gateway.request("meta/agent_memory/recall", {"identity": "alice", "selection": "always"})
     assert "result" not in reply
-    assert reply["error"]["code"] == -32603
-    assert str(path) in reply["error"]["message"]
+    assert reply["error"]["code"] == -32014
+    assert "agent-memory/default.sqlite3" in reply["error"]["message"]
+    assert str(state_dir) not in reply["error"]["message"]  # no server path on the wire
+    assert reply["error"]["data"] == {
+        "kind": "realm_refused",
+        "realm": "default",
+        "file": "agent-memory/default.sqlite3",
+    }
 
 
 def test_no_acknowledged_remember_is_lost_when_the_gateway_is_killed(

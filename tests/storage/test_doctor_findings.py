@@ -123,6 +123,7 @@ CRAFTED: dict[str, tuple[Callable[[Path], object], str]] = {
         lambda state: write(state / "agent-memory" / "default.sqlite3", b"hello" * 40),
         "error",
     ),
+    "realm-damaged": (lambda state: write(state / "agent-memory" / "default.sqlite3", b""), "error"),
     "realm-read-immutable": (
         lambda state: (make_realm(state), write(state / "agent-memory" / "default.sqlite3-wal")),
         "warning",
@@ -338,12 +339,16 @@ def test_unreadable_realm_files_are_errors_with_an_unknown_inventory_row(
     )
 
 
-def test_an_empty_realm_file_reads_as_schema_zero_awaiting_its_upgrade(tmp_path: Path) -> None:
+def test_an_empty_realm_file_is_damage_that_the_runtime_refuses_too(tmp_path: Path) -> None:
     state = tmp_path / "state"
     write(state / "agent-memory" / "default.sqlite3")
     diagnosis = diagnose(state)
-    assert "schema-upgrade-pending" in diagnosis.codes() and not diagnosis.has_errors
-    assert diagnosis.inventory[0].schema_version == 0
+    assert diagnosis.has_errors and "realm-damaged" in diagnosis.codes()
+    assert {"schema-upgrade-pending", "realm-ok"}.isdisjoint(diagnosis.codes())
+    assert diagnosis.inventory[0].schema_version is None
+    with MetaRuntime.open(state) as runtime, pytest.raises(StoreCorrupt):
+        MetaHandle(runtime).recall_agent_memory("alice", selection="always")
+    assert (state / "agent-memory" / "default.sqlite3").read_bytes() == b""
 
 
 def test_a_schema_newer_than_supported_is_an_error_and_the_runtime_refuses_the_realm(tmp_path: Path) -> None:

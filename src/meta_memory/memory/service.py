@@ -21,6 +21,7 @@ from ..clock import Clock
 from ..config import AgentMemoryConfig
 from ..errors import InvalidParams, MetaError, WriteRefused
 from ..events import EventSink
+from ..names import realm_problem
 from ..storage.layout import StateLayout
 from .injection import InjectableRecord, SessionInjectionBudget, defang_inbound, new_nonce
 from .legacy_import import ImportReport, ProgressFn, import_legacy_realm
@@ -41,6 +42,7 @@ from .records import (
     content_hash,
     new_memory_id,
 )
+from .sqlite.budget import OpenRealmBudget
 from .sqlite.index_worker import IndexWorkerProcess
 from .sqlite.store import SqliteRealmStore
 from .store import InjectionRow
@@ -95,6 +97,8 @@ class AgentMemory:
         self.events = events
         self.provider: RecallProvider = provider or LexicalRecallProvider()
         self._stores: dict[str, SqliteRealmStore] = {}
+        # At most this many realms keep their files open at once (budget.py).
+        self._budget = OpenRealmBudget(config.max_open_realms)
         self.import_reports: dict[str, ImportReport] = {}
         self._open_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="meta-recall")
@@ -108,19 +112,30 @@ class AgentMemory:
     # -- realms --------------------------------------------------------------------
 
     def store(self, realm: str, *, progress: ProgressFn | None = None) -> SqliteRealmStore:
-        """The realm's store, opened (and its legacy markdown imported) on first access."""
+        """The realm's store, opened (and its legacy markdown imported) on first access.
+
+        Raises:
+            InvalidParams: ``realm`` breaks the realm rule (names.py).
+            StoreCorrupt: the realm's file is damaged; other realms are unaffected.
+        """
         store = self._stores.get(realm)
         if store is not None:
             return store
+        problem = realm_problem(realm)
+        if problem is not None or realm != realm.strip():
+            raise InvalidParams(f"realm {problem or 'must not begin or end with whitespace'}")
         with self._open_lock:
             store = self._stores.get(realm)
             if store is None:
+                path = self.layout.realm_db_path(realm, self.root)
                 store = SqliteRealmStore(
-                    self.layout.realm_db_path(realm, self.root),
+                    path,
                     realm,
                     clock=self.clock,
                     durability=self.config.durability,
                     index_worker=self.index_worker,
+                    shown_as=str(path.relative_to(self.layout.root)),
+                    budget=self._budget,
                 )
                 legacy_dir = self.layout.realm_legacy_markdown_dir(realm, self.root)
                 if legacy_dir.is_dir():

@@ -62,6 +62,7 @@ IMPORT_FAILED_FILE = "import-failed-file"
 LEGACY_MARKDOWN_PENDING = "legacy-markdown-pending"
 REALM_NAME_UNDECODABLE = "realm-name-undecodable"
 REALM_UNREADABLE = "realm-unreadable"
+REALM_DAMAGED = "realm-damaged"
 REALM_READ_IMMUTABLE = "realm-read-immutable"
 RECALL_INDEX_UNREADABLE = "recall-index-unreadable"
 SCHEMA_NEWER_THAN_SUPPORTED = "schema-newer-than-supported"
@@ -83,6 +84,7 @@ FINDING_CODES: tuple[str, ...] = (
     LEGACY_MARKDOWN_PENDING,
     REALM_NAME_UNDECODABLE,
     REALM_UNREADABLE,
+    REALM_DAMAGED,
     REALM_READ_IMMUTABLE,
     RECALL_INDEX_UNREADABLE,
     SCHEMA_NEWER_THAN_SUPPORTED,
@@ -475,6 +477,19 @@ def _inspect_realm(path: Path, realm: str, identity: str | None, out: Diagnosis)
         )
         return unknown
     view = read.value
+    if not view.versions and not view.problems:
+        # A realm file is born with its schema (memory/sqlite/files.py): one without was
+        # truncated or replaced, and the runtime refuses the realm rather than start it empty.
+        what = "is empty (0 bytes)" if _size(path) == 0 else "holds no realm schema"
+        out.add(
+            "error",
+            REALM_DAMAGED,
+            f"realm {realm!r}: its file {what}, so it was truncated or replaced; the runtime refuses "
+            "this realm (other realms are served) until the file is restored from a backup or moved away",
+            path=path,
+            realm=realm,
+        )
+        return unknown
     if read.fallback_note is not None:
         out.add("warning", REALM_READ_IMMUTABLE, read.fallback_note, path=path, realm=realm)
     if view.problems:
@@ -707,6 +722,17 @@ def _sweep_memory_root(root: Path, identity: str | None, layout: StateLayout, ou
                 )
             else:
                 out.inventory.append(_inspect_realm(path, realm, identity, out))
+        elif (main := StateLayout.sqlite_main_of_wal(path)) is not None and not main.exists():
+            realm = StateLayout.realm_from_db_name(main.name)
+            if realm is not None:
+                out.add(
+                    "error",
+                    REALM_DAMAGED,
+                    f"realm {realm!r}: its file {main.name} is missing while its WAL {name} is present; "
+                    "the runtime refuses this realm until the file is restored or the WAL moved away",
+                    path=path,
+                    realm=realm,
+                )
     _check_stages(entries, layout, out)
 
 

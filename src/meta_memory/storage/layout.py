@@ -233,6 +233,13 @@ class StateLayout:
             db_path.with_name(db_path.name + SQLITE_SHM_SUFFIX),
         )
 
+    @staticmethod
+    def sqlite_main_of_wal(wal: Path) -> Path | None:
+        """The database file whose ``-wal`` ``wal`` is (``None`` when it names no WAL)."""
+        if not wal.name.endswith(SQLITE_WAL_SUFFIX):
+            return None
+        return wal.with_name(wal.name.removesuffix(SQLITE_WAL_SUFFIX))
+
     # -- every store a state dir may hold (REFERENCE 8) ----------------------------------
     def family_paths(self, family: StoreFamily) -> tuple[Path, ...]:
         """Every spelling of ``family`` under this state dir, canonical first."""

@@ -39,6 +39,7 @@ from pathlib import Path
 
 from ...storage.layout import StateLayout
 from ..recall.analyzer import ANALYZER_VERSION
+from .budget import fd_capped
 from .indexing import MERGE_CHUNK, MERGE_QUIET_S, MergePacer, fresh_overflow
 from .recall_index import RecallIndexFile, connect_readonly
 
@@ -49,7 +50,11 @@ _log = logging.getLogger(__name__)
 # New records per catch-up transaction: long enough to amortize a commit, short enough that a
 # recall waiting on the index file's write lock waits a few tens of milliseconds at most.
 CHUNK = 128
-OPEN_REALMS = 32  # realm files the helper keeps connections to (least recently nudged closed first)
+# Realm files the helper keeps connections to (least recently nudged closed first), fewer when the
+# open-files limit is low: each holds six descriptors (the realm file's read-only connection and
+# the index file's, with their WAL and shared memory).
+OPEN_REALMS = 32
+FDS_PER_REALM = 6
 NICE = 5
 RESTARTS_PER_MINUTE = 5
 
@@ -185,6 +190,7 @@ class _Realm:
 
 
 def _serve(fd: int) -> None:
+    open_realms = fd_capped(OPEN_REALMS, per_realm=FDS_PER_REALM, reserve=16)
     realms: collections.OrderedDict[str, _Realm] = collections.OrderedDict()
     pending: dict[str, None] = {}  # insertion-ordered set of realm paths with work
     unmerged: dict[str, None] = {}  # realm paths whose fresh tier may hold records
@@ -215,14 +221,14 @@ def _serve(fd: int) -> None:
         if pending:
             path = next(iter(pending))
             del pending[path]
-            _step(realms, path, pending, unmerged, merge=False)
+            _step(realms, path, pending, unmerged, merge=False, open_realms=open_realms)
         if wanted:  # one chunk per turn, between catch-ups
             path = next(iter(wanted))
-            _step(realms, path, pending, unmerged, merge=True)
+            _step(realms, path, pending, unmerged, merge=True, open_realms=open_realms)
             if path not in unmerged:
                 del wanted[path]
         elif not pending and merging and unmerged:
-            _step(realms, next(iter(unmerged)), pending, unmerged, merge=True)
+            _step(realms, next(iter(unmerged)), pending, unmerged, merge=True, open_realms=open_realms)
     for realm in realms.values():
         realm.close()
 
@@ -234,6 +240,7 @@ def _step(
     unmerged: dict[str, None],
     *,
     merge: bool,
+    open_realms: int = OPEN_REALMS,
 ) -> None:
     """One unit of work on one realm: catch its index up by a chunk (then, if its fresh tier is
     full, merge a chunk of it), or, in a quiet spell, merge a chunk of its fresh tier."""
@@ -242,7 +249,7 @@ def _step(
         if realm is None:
             realm = _Realm(Path(path))
         realms[path] = realm  # most recently used last
-        if len(realms) > OPEN_REALMS:
+        if len(realms) > open_realms:
             realms.popitem(last=False)[1].close()
         if not realm.usable:
             realms.pop(path).close()  # looked at again on the next nudge

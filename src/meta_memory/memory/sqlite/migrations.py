@@ -9,7 +9,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "applied_versions", "migrate"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "NewerSchema", "applied_versions", "migrate"]
+
+
+class NewerSchema(Exception):
+    """The file records a migration this release does not know: a newer release wrote it."""
 
 
 def _script(db: sqlite3.Connection, sql: str) -> None:
@@ -285,8 +289,8 @@ def migrate(db: sqlite3.Connection, now_ms: int) -> list[int]:
     done = set(applied_versions(db))
     newer = [v for v in done if v > SCHEMA_VERSION]
     if newer:
-        raise RuntimeError(
-            f"schema version {max(newer)} is newer than this release supports ({SCHEMA_VERSION})"
+        raise NewerSchema(
+            f"is at schema version {max(newer)}, newer than this release supports ({SCHEMA_VERSION})"
         )
     applied: list[int] = []
     for version, name, step in MIGRATIONS:

@@ -706,7 +706,11 @@ def open_index_file(index_path: Path, realm: sqlite3.Connection, realm_path: Pat
     try:
         return _open_verified(index_path, realm, realm_uid, realm_path)
     except sqlite3.Error as exc:
-        raise StoreCorrupt(f"cannot create recall index file {index_path}: {exc}") from exc
+        _log.error("cannot create recall index file %s: %s", index_path, exc)
+        raise StoreCorrupt(
+            f"the recall index file {index_path.name} cannot be created (see the server log)",
+            data={"kind": "realm_refused", "file": index_path.name},
+        ) from exc
 
 
 def _open_verified(

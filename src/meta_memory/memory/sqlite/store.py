@@ -35,28 +35,20 @@ from ..records import (
 )
 from ..store import CommitResult, InjectionRow
 from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch
+from .budget import OpenRealmBudget
 from .checkpoint import Checkpointer, configure_writer
+from .files import REALM_PAGE_SIZE, RealmFileDamaged, check_realm_file, create_realm_file, holds_schema
 from .indexing import IndexKeeper, IndexWorkerLink
-from .migrations import applied_versions, migrate
+from .migrations import NewerSchema, applied_versions, migrate
 from .recall_index import adopt_in_file_index, open_index_file
 from .rows import INSERT_RECORD, RECORD_COLUMNS, dumps, record_from_row, record_values, wire_json
 from .term_index import SqliteTermIndex
 from .usage import FLUSH_THRESHOLD as USAGE_FLUSH_THRESHOLD
 from .usage import PendingUsage
 
-__all__ = ["SqliteRealmStore"]
+__all__ = ["REALM_PAGE_SIZE", "SqliteRealmStore"]
 
 _log = logging.getLogger(__name__)
-
-# The page size of new realm files. A remember dirties about ten pages (the record's, its four
-# indexes', the audit row's and its index's, the header's when the file grows), each written
-# whole to the WAL and again by the checkpoint that copies it: measured in the runtime, 22 KiB of
-# WAL a remember at 2 KiB pages against 44 KiB at 4 KiB, and remember over stdio ran 4-12% faster
-# in three paired runs. The price is space: a page holds two typical records instead of five, so
-# the records table packs less tightly (the 1,000,000-record benchmark fixture: 912 MB against
-# 872 MB at 4 KiB with one more index). Recall was not slower (docs/benchmarks.md). The recall
-# index keeps SQLite's default in its own file; existing realm files keep their page size.
-REALM_PAGE_SIZE = 2048
 
 
 class SqliteRealmStore:
@@ -70,24 +62,73 @@ class SqliteRealmStore:
         clock: Clock,
         durability: str = "process",
         index_worker: IndexWorkerLink | None = None,
+        shown_as: str | None = None,
+        budget: OpenRealmBudget | None = None,
     ) -> None:
+        """Open (or create) ``realm``'s file at ``path``. ``shown_as`` names the file in errors
+        (a path relative to the state dir: a server path never reaches a caller); ``budget``
+        bounds how many stores keep their files open (budget.py): this one's files may then be
+        closed while it is idle and are reopened by its next call.
+
+        Raises:
+            StoreCorrupt: the file exists but is not a realm store this release can serve.
+        """
         self.path = path
         self.realm = realm
+        self._shown = shown_as or path.name
         self._clock = clock
-        self._lock = threading.RLock()
+        self._durability = durability
+        self._index_worker = index_worker
+        self._budget = budget
+        self._lock = _FilesLock(self)
+        self._closed = False
         self._scope_ids: dict[tuple[str, str], int] = {}
         self._scope_by_id: dict[int, Scope] = {}
         self._txn_new_scopes: list[tuple[str, str]] = []
         self._usage = PendingUsage()  # recall counters not yet written back (usage.py)
+        self._files_open = False
+        with self._lock:  # opens the files (and refuses a damaged one) now, not at the first call
+            pass
+
+    # -- the files (open while in use; closed by the budget when idle) -----------------------------
+
+    def _open_files(self) -> None:
+        """Called under the store's lock by its outermost acquisition (_FilesLock)."""
+        if self._files_open:
+            if self._budget is not None:
+                self._budget.touch(self)
+            return
+        if self._closed:
+            raise InternalError(f"the store of realm {self.realm!r} is closed")
+        if self._budget is not None:
+            self._budget.admit(self)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            self._open_connection()
+        except BaseException:
+            if self._budget is not None:
+                self._budget.discard(self)
+            raise
+        self._files_open = True
+
+    def _open_connection(self) -> None:
+        path, durability = self.path, self._durability
+        try:
+            existed = path.exists()
+            if existed:
+                check_realm_file(path)
+            else:
+                create_realm_file(path, self._clock.now_ms(), durability=durability)
             self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        except RealmFileDamaged as exc:
+            raise self._refused(exc.reason, None) from exc
         except (OSError, sqlite3.Error) as exc:
-            raise StoreCorrupt(f"cannot open realm file {path}: {exc}") from exc
+            raise self._refused("cannot be opened", exc) from exc
         try:
             self._db.execute("PRAGMA busy_timeout = 5000")
-            # A new file only (SQLite ignores this once the file has a schema); see REALM_PAGE_SIZE.
-            self._db.execute(f"PRAGMA page_size = {REALM_PAGE_SIZE}")
+            # Before anything below can write to it: a canonical file is born with its schema
+            # (files.py), so one without is damage, never a realm to start afresh.
+            if existed and not holds_schema(self._db):
+                raise _Damaged("holds no realm schema: it was replaced or emptied")
             # The recall index is many small random-key b-tree writes and reads: keep its hot
             # pages in SQLite's cache (64 MiB) and map the file for reads.
             self._db.execute("PRAGMA cache_size = -65536")
@@ -99,22 +140,77 @@ class SqliteRealmStore:
             index_path = StateLayout.recall_index_path(path)
             if 1 <= max(applied_versions(self._db), default=0) < 6:
                 adopt_in_file_index(self._db, index_path)  # schemas 1-5 kept the index in this file
-            if 6 in migrate(self._db, clock.now_ms()):
+            if 6 in migrate(self._db, self._clock.now_ms()):
                 self._reclaim_after_index_moved()
             if self._db.execute("SELECT 1 FROM store_meta WHERE key = 'realm_uid'").fetchone() is None:
                 raise sqlite3.DatabaseError("store_meta has no realm_uid")  # the index file's anchor
             self._db.execute("SELECT count(*) FROM records WHERE doc < 0").fetchone()
             # Checkpoints run on the upkeep thread (see checkpoint.py), not inside a commit.
             configure_writer(self._db)
+        except NewerSchema as exc:
+            self._db.close()
+            raise self._refused(str(exc), None, advice="run a newer release of meta-memory") from exc
+        except _Damaged as exc:
+            self._db.close()
+            raise self._refused(str(exc), None) from exc
         except (sqlite3.DatabaseError, RuntimeError) as exc:
             self._db.close()
-            raise StoreCorrupt(f"realm file {path} cannot be read as a realm store: {exc}") from exc
+            raise self._refused("cannot be read as a realm store", exc) from exc
         try:
-            self._keeper = IndexKeeper(self, open_index_file(index_path, self._db, path), index_worker)
+            self._keeper = IndexKeeper(self, open_index_file(index_path, self._db, path), self._index_worker)
         except BaseException:
             self._db.close()
             raise
         self._checkpointer = Checkpointer(path)
+
+    def close_files_if_idle(self) -> bool:
+        """Close this store's files unless a thread is using it (the budget's closer, on the
+        upkeep thread, where no other upkeep task can be running). Pending usage counters are
+        written back first; the next call reopens the files."""
+        if not self._lock.acquire_idle():
+            return False
+        try:
+            if self._files_open:
+                self.flush_usage()
+                self._stop_upkeep()
+                self._close_handles()
+            return True
+        finally:
+            self._lock.release_idle()
+
+    def _stop_upkeep(self) -> None:
+        # Waits for a running task of this store to finish, unless called on the upkeep thread.
+        self._keeper.close()
+        self._checkpointer.close()
+
+    def _close_handles(self) -> None:
+        self._files_open = False
+        self._keeper.index.close()
+        try:
+            self._db.close()
+        except sqlite3.Error as exc:  # pragma: no cover - close failures are I/O faults
+            raise InternalError(f"closing realm file {self._shown} failed") from exc
+
+    def _refused(
+        self,
+        reason: str,
+        cause: BaseException | None,
+        *,
+        advice: str = "restore it from a backup or move it away (`meta_gateway doctor` describes it)",
+    ) -> StoreCorrupt:
+        """The refusal a caller sees (the file named relative to the state dir); SQLite's or the
+        OS's own text goes to the log only. The file is left as it is."""
+        _log.error(
+            "realm %r refused: its file %s %s%s",
+            self.realm,
+            self.path,
+            reason,
+            f" ({cause})" if cause else "",
+        )
+        return StoreCorrupt(
+            f"realm {self.realm!r} is refused: its file {self._shown} {reason}; {advice}",
+            data={"kind": "realm_refused", "realm": self.realm, "file": self._shown},
+        )
 
     def _reclaim_after_index_moved(self) -> None:
         """Migration 6 left the old in-file index's pages free (about 40% of a large file): give
@@ -584,19 +680,80 @@ class SqliteRealmStore:
             ]
 
     def close(self) -> None:
-        self._keeper.close()
-        self._checkpointer.close()
-        if self._usage:
+        """Close the store for good (its files too, if open). Safe to call twice."""
+        with self._lock.idle():
+            if self._closed:
+                return
+            self._closed = True
+            files_open = self._files_open
+        if files_open:
+            # Outside the lock: a running upkeep task of this store may be waiting for it.
+            self._stop_upkeep()
+            with self._lock.idle():
+                if self._usage:
+                    try:
+                        self.flush_usage()
+                    except (sqlite3.Error, StoreCorrupt) as exc:  # pragma: no cover - I/O faults at shutdown
+                        _log.warning("usage counters of %s were not written back: %s", self.path, exc)
+                self._close_handles()
+        if self._budget is not None:
+            self._budget.discard(self)
+
+
+class _Damaged(Exception):
+    """A realm file found to be no realm store after it was opened (files.py has the rest)."""
+
+
+class _FilesLock:
+    """The store's re-entrant lock. Its outermost acquisition reopens the store's files when the
+    budget closed them (so every use of the files, by the store or by its friends in this
+    package, finds them open), and tells the budget the store was used."""
+
+    def __init__(self, store: SqliteRealmStore) -> None:
+        self._lock = threading.RLock()
+        self._store = store
+        self._depth = 0
+
+    def __enter__(self) -> _FilesLock:
+        self._lock.acquire()
+        self._depth += 1
+        if self._depth == 1:
             try:
-                self.flush_usage()
-            except (sqlite3.Error, StoreCorrupt) as exc:  # pragma: no cover - I/O faults at shutdown
-                _log.warning("usage counters of %s were not written back: %s", self.path, exc)
-        with self._lock:
-            self._keeper.index.close()
-            try:
-                self._db.close()
-            except sqlite3.Error as exc:  # pragma: no cover - close failures are I/O faults
-                raise InternalError(f"closing realm file {self.path} failed: {exc}") from exc
+                self._store._open_files()
+            except BaseException:
+                self._depth -= 1
+                self._lock.release()
+                raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        self._lock.release()
+
+    def acquire_idle(self) -> bool:
+        """Take the lock without reopening anything, only if no thread holds it."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        if self._depth:  # this very thread is using the store
+            self._lock.release()
+            return False
+        self._depth += 1
+        return True
+
+    def release_idle(self) -> None:
+        self._depth -= 1
+        self._lock.release()
+
+    @contextmanager
+    def idle(self) -> Iterator[None]:
+        """Hold the lock (waiting for it) without reopening anything."""
+        self._lock.acquire()
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            self._lock.release()
 
 
 class _TxnView:

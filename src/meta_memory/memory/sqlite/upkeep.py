@@ -65,6 +65,10 @@ class UpkeepWorker:
                 self._due[task] = due
                 self._cond.notify()
 
+    def is_worker_thread(self) -> bool:
+        """Whether the caller is this worker's own thread (running a task)."""
+        return threading.current_thread() is self._thread
+
     def cancel(self, task: UpkeepTask) -> None:
         """Drop ``task``'s schedule and wait until it is not running (it will not run again unless
         rescheduled)."""
