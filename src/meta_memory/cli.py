@@ -6,7 +6,6 @@ clean messages and exit codes (2 for a refused boot or bad config). Library code
 
 from __future__ import annotations
 
-import copy
 import logging
 import signal
 import sys
@@ -18,7 +17,7 @@ import click
 from .config import DEFAULT_CONFIG, MetaConfig, load_config_dict, load_config_file
 from .errors import ConfigError, MetaError, StorageRefused
 from .gateway.dispatch import to_wire_error
-from .gateway.methods import build_dispatcher, principal_of_value, timeline_visibility
+from .gateway.methods import build_dispatcher
 from .gateway.stdio import serve_stdio, write_line
 from .runtime import MetaRuntime
 from .storage.adopt import adopt_predecessor
@@ -107,47 +106,83 @@ def stdio(state_dir: Path, config_path: Path | None, log_level: str) -> None:
 @state_dir_option
 @config_option
 @log_level_option
-@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind (beyond loopback, see --allow-unauthenticated).",
+)
 @click.option("--port", default=8765, show_default=True, type=int)
-def serve(state_dir: Path, config_path: Path | None, log_level: str, host: str, port: int) -> None:
-    """Serve JSON-RPC over HTTP: POST /rpc, POST /console/rpc, GET /v1/health."""
-    import uvicorn
-
+@click.option(
+    "--allow-unauthenticated",
+    is_flag=True,
+    help="Serve beyond loopback without both kinds of tokens: only behind a proxy that authenticates every request.",
+)
+def serve(
+    state_dir: Path,
+    config_path: Path | None,
+    log_level: str,
+    host: str,
+    port: int,
+    allow_unauthenticated: bool,
+) -> None:
+    """Serve JSON-RPC over HTTP: POST /rpc, POST /console/rpc, GET /v1/health, the console."""
     from .gateway.http import build_app
+    from .gateway.security import is_loopback_host
+    from .gateway.server import serve_http
 
     _setup_logging(log_level)
     try:
-        runtime = _boot(state_dir, config_path)
+        config = _load_config(config_path)
     except MetaError as exc:
         click.echo(f"meta_gateway: {exc.message}", err=True)
         sys.exit(EXIT_REFUSED)
-    app = build_app(
-        build_dispatcher(runtime),
-        timeline=runtime.timeline,
-        authenticate=runtime.authenticator.authenticate if runtime.authenticator is not None else None,
-        visibility=lambda principal: timeline_visibility(runtime, principal_of_value(principal)),
-        on_shutdown=runtime.close,
-    )
+    if not is_loopback_host(host):
+        missing = _unauthenticated_surfaces(config)
+        if missing and not allow_unauthenticated:
+            click.echo(
+                f"meta_gateway: refusing to serve on {host}, which is not a loopback address, while "
+                f"{' and '.join(missing)}; configure both kinds of tokens (`meta_gateway hash-token`), or "
+                "pass --allow-unauthenticated if a proxy in front authenticates every request",
+                err=True,
+            )
+            sys.exit(EXIT_REFUSED)
+        if missing:
+            logging.getLogger("meta_memory.gateway").warning(
+                "serving on %s without authentication (%s): --allow-unauthenticated trusts the proxy in "
+                "front to authenticate every request",
+                host,
+                "; ".join(missing),
+            )
+    try:
+        runtime = MetaRuntime.open(state_dir, config, serving=True)
+    except MetaError as exc:
+        click.echo(f"meta_gateway: {exc.message}", err=True)
+        sys.exit(EXIT_REFUSED)
+    app = build_app(runtime, host=host, port=port, on_shutdown=runtime.close)
     click.echo(f"meta_gateway serving {runtime.state_dir} on http://{host}:{port}", err=True)
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the handler it
     # found; ours makes that graceful stop a clean exit (status 0, like stdio) instead of a kill.
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _exit_cleanly)
-    # Every log line goes to stderr; uvicorn's default sends access lines to stdout.
-    log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
-    log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
     try:
-        uvicorn.run(
-            app,
-            host=host,
-            port=port,
-            log_level=log_level,
-            lifespan="on",
-            log_config=log_config,
-            timeout_graceful_shutdown=5,  # open SSE streams must not hold a shutdown forever
+        serve_http(
+            app, host=host, port=port, log_level=log_level, request_timeout_s=config.http.request_timeout_s
         )
     finally:
         runtime.close()
+
+
+def _unauthenticated_surfaces(config: MetaConfig) -> list[str]:
+    """What would let an unauthenticated caller in, beyond loopback (empty: nothing)."""
+    missing = []
+    if not config.rpc.auth.tokens:
+        missing.append("[[rpc.auth.tokens]] holds no token (POST /rpc is open)")
+    if not config.console.auth.tokens:
+        missing.append("[[console.auth.tokens]] holds no token (the console is open)")
+    elif config.console.auth.anonymous_allowed:
+        missing.append("[console.auth] allow_anonymous = true (the console is open)")
+    return missing
 
 
 @main.command()

@@ -13,6 +13,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
@@ -28,12 +29,16 @@ __all__ = [
     "ConsoleToken",
     "ContentTrustConfig",
     "DistillerConfig",
+    "HttpConfig",
     "LedgerConfig",
     "MetaConfig",
     "RosterEntry",
+    "RpcConfig",
+    "RpcToken",
     "StewardConfig",
     "load_config_dict",
     "load_config_file",
+    "normalize_origin",
 ]
 
 
@@ -288,7 +293,18 @@ class ConsoleToken(_Section):
 
 
 class ConsoleAuthConfig(_Section):
+    """``[console.auth]``: once a token is configured, a console call without a valid one is 401
+    unless ``allow_anonymous = true``; with no token, the console is anonymous unless
+    ``allow_anonymous = false`` (then every call is 401)."""
+
     tokens: tuple[ConsoleToken, ...] = ()
+    allow_anonymous: Annotated[bool | None, BeforeValidator(lambda v: None if v is None else _boolean(v))] = (
+        None
+    )
+
+    @property
+    def anonymous_allowed(self) -> bool:
+        return self.allow_anonymous if self.allow_anonymous is not None else not self.tokens
 
 
 class ConsoleConfig(_Section):
@@ -296,6 +312,89 @@ class ConsoleConfig(_Section):
 
     read_only: Bool = False
     auth: ConsoleAuthConfig = Field(default_factory=ConsoleAuthConfig)
+
+
+def _token_realms(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list | tuple) or not value:
+        raise ValueError(f"must be a non-empty array of realm names (omit it for every realm; got {value!r})")
+    realms = []
+    for realm in value:
+        problem = realm_problem(realm)
+        if problem is not None:
+            raise ValueError(f"entries {problem} (got {realm!r})")
+        realms.append(realm.strip())
+    return tuple(dict.fromkeys(realms))
+
+
+class RpcToken(_Section):
+    """An application-surface bearer token (``POST /rpc``), stored only as its SHA-256, with the
+    subject it authenticates and, optionally, the only realms it may use."""
+
+    token_sha256: Annotated[str, BeforeValidator(_sha256_hex)]
+    subject: NonEmpty
+    realms: Annotated[tuple[str, ...] | None, BeforeValidator(_token_realms)] = None
+
+
+class RpcAuthConfig(_Section):
+    tokens: tuple[RpcToken, ...] = ()
+
+
+class RpcConfig(_Section):
+    """``[rpc]``: the application surface (``POST /rpc``); once ``[[rpc.auth.tokens]]`` holds a
+    token, a call without a valid one is 401."""
+
+    auth: RpcAuthConfig = Field(default_factory=RpcAuthConfig)
+
+
+def _origins(value: Any) -> tuple[str, ...]:
+    origins = []
+    for origin in _str_list(value):
+        parsed = urlsplit(origin)
+        if (
+            parsed.scheme not in ("http", "https")
+            or not parsed.hostname
+            or parsed.path not in ("", "/")
+            or parsed.query
+            or parsed.fragment
+            or parsed.username is not None
+        ):
+            raise ValueError(f"entries must be origins like 'https://memory.example.com' (got {origin!r})")
+        try:
+            port = parsed.port
+        except ValueError:
+            raise ValueError(f"entries must be origins with a valid port (got {origin!r})") from None
+        origins.append(normalize_origin(parsed.scheme, parsed.hostname, port))
+    return tuple(origins)
+
+
+def normalize_origin(scheme: str, host: str, port: int | None) -> str:
+    """``scheme://host[:port]`` as a browser sends it in ``Origin``: lowercase, IPv6 in brackets,
+    no default port."""
+    scheme, host = scheme.lower(), host.lower()
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    default = {"http": 80, "https": 443}.get(scheme)
+    return f"{scheme}://{host}" + (f":{port}" if port is not None and port != default else "")
+
+
+def _hosts(value: Any) -> tuple[str, ...]:
+    hosts = []
+    for host in _str_list(value):
+        candidate = host.lower()
+        if "/" in candidate or "@" in candidate or any(c.isspace() for c in candidate):
+            raise ValueError(f"entries must be host names like 'memory.example.com' (got {host!r})")
+        hosts.append(candidate)
+    return tuple(hosts)
+
+
+class HttpConfig(_Section):
+    """``[http]``: what ``meta_gateway serve`` accepts beyond its own loopback names and origins."""
+
+    allowed_origins: Annotated[tuple[str, ...], BeforeValidator(_origins)] = ()
+    allowed_hosts: Annotated[tuple[str, ...], BeforeValidator(_hosts)] = ()
+    request_timeout_s: Annotated[int, BeforeValidator(_int_in(1, 3600))] = 30
 
 
 class AccessRule(_Section):
@@ -347,6 +446,8 @@ class MetaConfig(_Section):
     )
     roster: tuple[RosterEntry, ...] = ()
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
+    rpc: RpcConfig = Field(default_factory=RpcConfig)
+    http: HttpConfig = Field(default_factory=HttpConfig)
     access: AccessConfig = Field(default_factory=AccessConfig)
 
     def refuse_unservable(self) -> None:

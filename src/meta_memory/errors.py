@@ -155,9 +155,9 @@ class StoreCorrupt(StorageRefused):
 class AccessDenied(MetaError):
     code = -32030
 
-    def __init__(self, action: str, resource: str | None = None) -> None:
+    def __init__(self, action: str, resource: str | None = None, *, message: str | None = None) -> None:
         super().__init__(
-            f"access denied: {action}",
+            message or f"access denied: {action}",
             data={"kind": "access_denied", "action": action, "resource": resource},
         )
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import CONTRACT_VERSION, __version__
-from .access import AccessEngine, ConsoleAuthenticator, Roster, RosterProvider
+from .access import AccessEngine, BearerAuthenticator, Roster, RosterProvider
 from .clock import Clock, SystemClock
 from .config import DEFAULT_CONFIG, MetaConfig, load_config_dict
 from .errors import StorageRefused
@@ -49,7 +49,8 @@ class MetaRuntime:
     review: QuarantineReview | None = None
     timeline: Timeline | None = None
     access: AccessEngine | None = None
-    authenticator: ConsoleAuthenticator | None = None
+    console_auth: BearerAuthenticator | None = None
+    rpc_auth: BearerAuthenticator | None = None
     _lock: StateDirLock | None = field(default=None, repr=False)
     steward: Steward | None = None
     scheduler: StewardScheduler | None = None
@@ -78,7 +79,8 @@ class MetaRuntime:
         clock = clock or SystemClock()
         # Built before the state dir is touched: a bad roster or token table refuses cleanly.
         access = AccessEngine(config.access, Roster(config.roster, roster_provider))
-        authenticator = ConsoleAuthenticator.from_config(config.console)
+        console_auth = BearerAuthenticator.for_console(config.console)
+        rpc_auth = BearerAuthenticator.for_rpc(config.rpc)
         steward_config = config.agent_memory.steward
         if steward_config.enabled:
             parse_cadence(steward_config.cadence)  # a bad cadence refuses boot, like any bad key
@@ -148,7 +150,8 @@ class MetaRuntime:
             review,
             timeline,
             access,
-            authenticator,
+            console_auth,
+            rpc_auth,
             lock,
             steward=steward,
             scheduler=scheduler,

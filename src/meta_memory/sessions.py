@@ -28,7 +28,7 @@ from .memory.service import AgentDraft, AgentMemory, InjectionResult
 from .recorder import ToolArgumentError, ToolCall, parse_memory_tool_arguments
 from .trust import ContentTrustPolicy, TaintTracker, ToolProvenance, WriteGate, classify, emit_quarantined
 
-__all__ = ["HostSession", "SessionManager", "ToolOutcome"]
+__all__ = ["HostSession", "SessionManager", "ToolOutcome", "unknown_session"]
 
 log = logging.getLogger("meta_memory.sessions")
 
@@ -42,6 +42,9 @@ class HostSession:
     realm: str
     mob: str | None
     nonce: str
+    # The authenticated subject that opened it over HTTP (None on the trusted channels): only
+    # that subject may drive it.
+    owner: str | None = None
     budget: SessionInjectionBudget = field(default_factory=SessionInjectionBudget)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -60,6 +63,12 @@ class ToolOutcome:
 
     def to_wire(self) -> dict[str, Any]:
         return {"content": self.content, "is_error": self.is_error, "outcome": self.outcome}
+
+
+def unknown_session(key: str) -> InvalidParams:
+    """The refusal for a key that names no session this caller may drive (the same whether it
+    was never opened or is another caller's, so it tells nothing of other callers' sessions)."""
+    return InvalidParams(f"unknown session_key '{key}' (closed, reset, or never opened)")
 
 
 def _new_key() -> str:
@@ -81,15 +90,15 @@ class SessionManager:
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    def open(self, params: Any) -> HostSession:
+    def open(self, params: Any, *, owner: str | None = None) -> HostSession:
         p = _obj(params)
         identity = parse_identity(p)
         realm = parse_realm(p) or self.config.realm
         mob = parse_optional_name(p, "mob")
-        return self._start(identity, realm, mob)
+        return self._start(identity, realm, mob, owner)
 
-    def _start(self, identity: str, realm: str, mob: str | None) -> HostSession:
-        session = HostSession(_new_key(), identity, realm, mob, self.memory.new_nonce())
+    def _start(self, identity: str, realm: str, mob: str | None, owner: str | None = None) -> HostSession:
+        session = HostSession(_new_key(), identity, realm, mob, self.memory.new_nonce(), owner)
         self._admit(session)
         self.tracker.begin_session(identity, session.key)
         return session
@@ -115,6 +124,13 @@ class SessionManager:
             )
             self.tracker.end_session(evicted.key)
 
+    def peek(self, key: Any) -> HostSession | None:
+        """The open session ``key`` names, without making it the most recently used."""
+        if not isinstance(key, str):
+            return None
+        with self._lock:
+            return self._sessions.get(key)
+
     def get(self, params: Any) -> HostSession:
         key = _obj(params).get("session_key")
         if not isinstance(key, str) or not key:
@@ -124,7 +140,7 @@ class SessionManager:
             if session is not None:
                 self._sessions.move_to_end(key)
         if session is None:
-            raise InvalidParams(f"unknown session_key '{key}' (closed, reset, or never opened)")
+            raise unknown_session(key)
         return session
 
     def reset(self, params: Any) -> HostSession:
@@ -132,7 +148,7 @@ class SessionManager:
         old = self.get(params)
         with self._lock:
             self._sessions.pop(old.key, None)
-        new = HostSession(_new_key(), old.identity, old.realm, old.mob, self.memory.new_nonce())
+        new = HostSession(_new_key(), old.identity, old.realm, old.mob, self.memory.new_nonce(), old.owner)
         self._admit(new)
         self.tracker.reset(old.identity, old.key, new.key)
         return new

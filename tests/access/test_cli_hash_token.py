@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from meta_memory.access import ConsoleAuthenticator, Principal
+from meta_memory.access import BearerAuthenticator, Principal
 from meta_memory.cli import main
 from meta_memory.config import load_config_file
 
@@ -47,5 +47,5 @@ def test_a_printed_digest_in_a_config_file_authenticates_the_token(tmp_path: Pat
     config_file.write_text(
         f'[[console.auth.tokens]]\ntoken_sha256 = "{done.stdout.strip()}"\nsubject = "alice"\ngroups = ["ops"]\n'
     )
-    auth = ConsoleAuthenticator.from_config(load_config_file(config_file).console)
+    auth = BearerAuthenticator.for_console(load_config_file(config_file).console)
     assert auth.authenticate(f"Bearer {TOKEN}") == Principal("alice", frozenset({"ops"}))

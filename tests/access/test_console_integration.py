@@ -14,7 +14,6 @@ from meta_memory.access import hash_token
 from meta_memory.clock import ManualClock
 from meta_memory.config import load_config_dict
 from meta_memory.gateway.http import build_app
-from meta_memory.gateway.methods import build_dispatcher, principal_of_value, timeline_visibility
 from meta_memory.runtime import MetaRuntime
 
 ADMIN, READER, OUTSIDER = "tok-admin-1", "tok-reader-1", "tok-outsider-1"
@@ -27,11 +26,13 @@ def _config(**console: Any) -> dict[str, Any]:
         "console": {
             **console,
             "auth": {
+                # Anonymous callers beside tokens (explicitly allowed): the rules judge them too.
+                "allow_anonymous": True,
                 "tokens": [
                     {"token_sha256": hash_token(ADMIN), "subject": "root"},
                     {"token_sha256": hash_token(READER), "subject": "rita", "groups": ["ops"]},
                     {"token_sha256": hash_token(OUTSIDER), "subject": "otto"},
-                ]
+                ],
             },
         },
         "access": {
@@ -58,14 +59,9 @@ def _config(**console: Any) -> dict[str, Any]:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[MetaRuntime, TestClient]]:
     rt = MetaRuntime.open(tmp_path / "state", load_config_dict(_config()), clock=ManualClock())
-    assert rt.authenticator is not None and rt.timeline is not None
-    app = build_app(
-        build_dispatcher(rt),
-        timeline=rt.timeline,
-        authenticate=rt.authenticator.authenticate,
-        visibility=lambda p: timeline_visibility(rt, principal_of_value(p)),
-    )
-    with TestClient(app) as client:
+    assert rt.timeline is not None
+    app = build_app(rt)
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
         yield rt, client
     rt.close()
 

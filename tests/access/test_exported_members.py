@@ -12,7 +12,7 @@ def test_the_access_package_exports_exactly_its_public_surface() -> None:
             "RPC_ACCESS",
             "AccessEngine",
             "AuthenticationFailed",
-            "ConsoleAuthenticator",
+            "BearerAuthenticator",
             "Decision",
             "IdentityAttributes",
             "MethodAccess",

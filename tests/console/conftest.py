@@ -24,7 +24,7 @@ import uvicorn
 from meta_memory.access import hash_token
 from meta_memory.config import load_config_dict
 from meta_memory.gateway.http import build_app
-from meta_memory.gateway.methods import build_dispatcher, principal_of_value, timeline_visibility
+from meta_memory.gateway.server import DeadlineH11Protocol
 from meta_memory.runtime import MetaRuntime
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -73,11 +73,14 @@ class Gateway:
         return str(next(r["memory_id"] for r in queue if r["title"] == title))
 
 
-def _serve(app: Any) -> tuple[uvicorn.Server, threading.Thread, str]:
+def _serve(runtime: MetaRuntime) -> tuple[uvicorn.Server, threading.Thread, str]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     host, port = sock.getsockname()
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    app = build_app(runtime, host=host, port=port, on_shutdown=runtime.close)
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1, http=DeadlineH11Protocol
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -99,15 +102,7 @@ def gateway(tmp_path: Path) -> Iterator[Gateway]:
         }
     )
     runtime = MetaRuntime.open(tmp_path / "state", config)
-    assert runtime.authenticator is not None
-    app = build_app(
-        build_dispatcher(runtime),
-        timeline=runtime.timeline,
-        authenticate=runtime.authenticator.authenticate,
-        visibility=lambda principal: timeline_visibility(runtime, principal_of_value(principal)),
-        on_shutdown=runtime.close,
-    )
-    server, thread, url = _serve(app)
+    server, thread, url = _serve(runtime)
     gw = Gateway(url, runtime)
     try:
         yield gw

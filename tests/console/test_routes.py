@@ -13,14 +13,15 @@ from meta_memory import __version__
 from meta_memory.config import DEFAULT_CONFIG, load_config_dict
 from meta_memory.console import CONSOLE_VIEWS, render_shell
 from meta_memory.gateway.http import build_app
-from meta_memory.gateway.methods import build_dispatcher
 from meta_memory.runtime import MetaRuntime
 
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
     runtime = MetaRuntime.open(tmp_path / "state", load_config_dict(DEFAULT_CONFIG))
-    with TestClient(build_app(build_dispatcher(runtime), on_shutdown=runtime.close)) as test_client:
+    with TestClient(
+        build_app(runtime, on_shutdown=runtime.close), base_url="http://127.0.0.1:8765"
+    ) as test_client:
         yield test_client
 
 

@@ -20,9 +20,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from meta_memory.config import load_config_dict
-from meta_memory.gateway.dispatch import Dispatcher
 from meta_memory.gateway.http import build_app
-from meta_memory.gateway.methods import build_methods
 from meta_memory.runtime import MetaRuntime
 
 # Generous: the interpreter alone takes a second or two to import everything on a busy machine.
@@ -233,8 +231,8 @@ def http_gateway(tmp_path: Path) -> Iterator[Callable[..., TestClient]]:
                 state_dir or tmp_path / "state", None if config is None else load_config_dict(config)
             )
             cleanup.callback(runtime.close)
-            app = build_app(Dispatcher(build_methods(runtime)), on_shutdown=runtime.close)
-            return TestClient(app)
+            app = build_app(runtime, on_shutdown=runtime.close)
+            return TestClient(app, base_url="http://127.0.0.1:8765")
 
         yield start
 

@@ -137,8 +137,9 @@ def test_a_notification_gets_204_with_an_empty_body(client: TestClient) -> None:
 
 
 def test_a_body_over_4_mib_is_an_invalid_request_declared_or_streamed(client: TestClient) -> None:
-    declared = client.post("/rpc", content=b" " * (4 * 1024 * 1024 + 1))
-    streamed = client.post("/rpc", content=iter([b" " * (1024 * 1024)] * 5))  # chunked: no Content-Length
+    json_type = {"content-type": "application/json"}
+    declared = client.post("/rpc", content=b" " * (4 * 1024 * 1024 + 1), headers=json_type)
+    streamed = client.post("/rpc", content=iter([b" " * (1024 * 1024)] * 5), headers=json_type)  # chunked
     for response in (declared, streamed):
         assert response.status_code == 200
         body = response.json()

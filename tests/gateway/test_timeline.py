@@ -13,7 +13,6 @@ from meta_memory.clock import ManualClock
 from meta_memory.config import DEFAULT_CONFIG, load_config_dict
 from meta_memory.errors import InvalidParams
 from meta_memory.gateway.http import build_app
-from meta_memory.gateway.methods import build_dispatcher
 from meta_memory.runtime import MetaRuntime
 from meta_memory.sdk import MetaHandle
 
@@ -76,9 +75,9 @@ def _non_blank(lines: Iterator[str]) -> Iterator[str]:
 
 def test_the_sse_stream_delivers_a_live_event_and_replays_after_last_event_id(runtime: MetaRuntime) -> None:
     assert runtime.timeline is not None
-    app = build_app(build_dispatcher(runtime), timeline=runtime.timeline)
+    app = build_app(runtime)
     runtime.events.emit("memory.before", {"n": 1})
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
         with client.stream("GET", "/console/timeline/stream") as stream:
             lines = _non_blank(stream.iter_lines())
             assert next(lines) == ": connected"

@@ -70,10 +70,12 @@ def access_config(*, enabled: bool = True) -> dict[str, Any]:
         ],
         "console": {
             "auth": {
+                # Anonymous callers beside tokens (explicitly allowed): the rules judge them too.
+                "allow_anonymous": True,
                 "tokens": [
                     {"token_sha256": hash_token(ROOT_TOKEN), "subject": "root"},
                     {"token_sha256": hash_token(AUDITOR_TOKEN), "subject": "ada", "groups": ["audit"]},
-                ]
+                ],
             }
         },
         "access": {

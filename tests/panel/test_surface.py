@@ -130,10 +130,9 @@ def test_a_read_only_console_still_serves_the_panel(tmp_path: Path) -> None:
 def test_the_panel_answers_on_post_console_rpc_for_a_bearer_token(bench: Bench) -> None:
     lead = bench.remember("lead", "Lead note")
     bench.remember("scout", "Scout note")
-    assert bench.runtime.authenticator is not None
-    app = build_app(bench.dispatcher, authenticate=bench.runtime.authenticator.authenticate)
+    app = build_app(bench.runtime, dispatcher=bench.dispatcher)
 
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
         body = {"jsonrpc": "2.0", "id": 1, "method": PANEL + "records", "params": {}}
         answer = client.post(
             "/console/rpc", json=body, headers={"Authorization": f"Bearer {AUDITOR_TOKEN}"}

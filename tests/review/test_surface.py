@@ -145,7 +145,7 @@ def test_the_console_http_route_decides_and_the_sdk_http_route_does_not_know_the
     }
     body = {"jsonrpc": "2.0", "id": 9, "method": DECIDE, "params": params}
 
-    with TestClient(build_app(build_dispatcher(desk.meta.runtime))) as client:
+    with TestClient(build_app(desk.meta.runtime), base_url="http://127.0.0.1:8765") as client:
         sdk = client.post("/rpc", json=body).json()
         console = client.post("/console/rpc", json=body).json()
         replay = client.post("/console/rpc", json=body).json()

@@ -1,12 +1,12 @@
-"""Access control for the console surface: the action vocabulary, principals and bearer-token
-authentication, the roster of identity attributes, the rule engine of REFERENCE 6, and the table
+"""Access control: the action vocabulary, principals and bearer-token authentication (both HTTP
+surfaces), the roster of identity attributes, the rule engine of REFERENCE 6, and the table
 of which console method needs which actions."""
 
 from __future__ import annotations
 
 from .actions import ACTIONS, UnknownAction, is_known_action, pattern_matches, validate_pattern
 from .engine import AccessEngine, Decision, Resource, requires_quarantine_review
-from .principal import ANONYMOUS, AuthenticationFailed, ConsoleAuthenticator, Principal, hash_token
+from .principal import ANONYMOUS, AuthenticationFailed, BearerAuthenticator, Principal, hash_token
 from .roster import IdentityAttributes, Roster, RosterProvider
 from .rpc import RPC_ACCESS, MethodAccess, authorize_method, decide_actions, method_access
 
@@ -16,7 +16,7 @@ __all__ = [
     "RPC_ACCESS",
     "AccessEngine",
     "AuthenticationFailed",
-    "ConsoleAuthenticator",
+    "BearerAuthenticator",
     "Decision",
     "IdentityAttributes",
     "MethodAccess",

@@ -26,13 +26,32 @@ from ..errors import (
     ReadOnly,
 )
 
-__all__ = ["CallContext", "Dispatcher", "Method", "Surface", "to_wire_error"]
+__all__ = [
+    "CONSOLE",
+    "HTTP",
+    "IN_PROCESS",
+    "SDK",
+    "STDIO",
+    "CallContext",
+    "Dispatcher",
+    "Method",
+    "Surface",
+    "Transport",
+    "to_wire_error",
+]
 
 log = logging.getLogger("meta_memory.gateway")
 
-Surface = str  # "sdk" (stdio and POST /rpc: the trusted SDK channel) or "console"
+Surface = str  # "sdk" (stdio, POST /rpc, the Python handle: the application surface) or "console"
 SDK: Surface = "sdk"
 CONSOLE: Surface = "console"
+
+# How a call arrived. stdio and in-process calls come from the parent process that owns the
+# runtime (the trusted channel); HTTP calls come from the network, authenticated or not.
+Transport = str
+IN_PROCESS: Transport = "in_process"
+STDIO: Transport = "stdio"
+HTTP: Transport = "http"
 
 Handler = Callable[[Any, "CallContext"], Any]
 
@@ -51,11 +70,17 @@ class Method:
 
 @dataclass(frozen=True)
 class CallContext:
-    """Who is calling and through which surface. The principal arrives with access control."""
+    """Who is calling, through which surface and over which transport. ``principal`` is the
+    authenticated caller of an HTTP surface (``None`` on the trusted channels)."""
 
     surface: Surface
     principal: Any = None
+    transport: Transport = IN_PROCESS
     extras: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def remote(self) -> bool:
+        return self.transport == HTTP
 
 
 def to_wire_error(exc: BaseException) -> dict[str, Any]:
@@ -111,7 +136,7 @@ class Dispatcher:
         self._methods = dict(methods)
         self.max_request_bytes = max_request_bytes
         self.console_read_only = console_read_only
-        # Access control for console calls (the stdio and /rpc surfaces are the trusted SDK channel).
+        # Who may call what: console access rules, and an application key's realm confinement.
         self._authorize = authorize
 
     def method_names(self, surface: Surface) -> list[str]:
@@ -162,7 +187,7 @@ class Dispatcher:
         if method.mutating and ctx.surface == CONSOLE and self.console_read_only:
             raise ReadOnly()
         _require_unicode(params, "params")
-        if ctx.surface == CONSOLE and self._authorize is not None:
+        if self._authorize is not None:
             self._authorize(method, params, ctx)
         return method.handler(params, ctx)
 

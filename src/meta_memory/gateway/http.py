@@ -1,49 +1,68 @@
-"""The HTTP transport: ``POST /rpc`` (whole surface), ``POST /console/rpc`` (console surface),
-``GET /v1/health``, the live timeline ``GET /console/timeline/stream`` (SSE), and the web console
-``GET /console`` with its assets under ``/console/static/``.
+"""The HTTP transport: ``POST /rpc`` (the application surface), ``POST /console/rpc`` (the console
+surface), ``GET /v1/health``, the live timeline ``GET /console/timeline/stream`` (SSE), and the web
+console ``GET /console`` with its assets under ``/console/static/``.
 
-JSON-RPC errors travel with HTTP 200 (the error is in the body); a notification gets 204.
-Bodies are read up to the dispatcher's request cap and refused past it without buffering the
-rest. Runtime calls run in a worker thread so the event loop never blocks on SQLite or fsync.
+Every request first passes the boundary guards (security.py: Host, Origin, Content-Type, and the
+defensive response headers). Both JSON-RPC endpoints and the timeline stream then authenticate
+the ``Authorization`` header before reading a byte of the body: once a surface has tokens, a
+request without a valid one is 401 and nothing runs (401 for a bad token, 400 for a malformed
+header). JSON-RPC errors travel with HTTP 200 (the error is in the body); a notification gets
+204. Bodies are read up to the dispatcher's request cap and refused past it without buffering
+the rest; a client that disconnects mid-body is logged in one line. Runtime calls run in a worker
+thread so the event loop never blocks on SQLite or fsync.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from ..access import AuthenticationFailed
+from ..access import AuthenticationFailed, BearerAuthenticator, Principal
 from ..console import console_routes
+from ..runtime import MetaRuntime
 from ..timeline import Timeline, event_seq
-from .dispatch import CONSOLE, SDK, CallContext, Dispatcher, Surface, to_wire_error
+from .dispatch import CONSOLE, HTTP, SDK, CallContext, Dispatcher, Surface, to_wire_error
+from .methods import build_dispatcher, principal_of_value, timeline_visibility
+from .security import BoundaryPolicy, HttpBoundary
 
 __all__ = ["build_app"]
 
+log = logging.getLogger("meta_memory.gateway.http")
 
-async def _read_capped(request: Request, cap: int) -> bytes | None:
+
+class _Oversized(Exception):
+    pass
+
+
+async def _read_capped(request: Request, cap: int) -> bytes:
+    """The whole body, at most ``cap`` bytes.
+
+    Raises:
+        _Oversized: the body is (or declares itself) longer than ``cap``.
+        ClientDisconnect: the client went away before sending all of it.
+    """
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > cap:
-        return None
+        raise _Oversized()
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > cap:
-            return None
+            raise _Oversized()
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-Authenticate = Callable[[str | None], Any]
 
 
 def _unauthenticated(exc: AuthenticationFailed) -> Response:
@@ -51,20 +70,35 @@ def _unauthenticated(exc: AuthenticationFailed) -> Response:
     return JSONResponse(body, status_code=exc.http_status, headers={"WWW-Authenticate": exc.www_authenticate})
 
 
+def _authenticate(auth: BearerAuthenticator, request: Request) -> Principal | Response:
+    try:
+        return auth.authenticate(request.headers.get("authorization"))
+    except AuthenticationFailed as exc:
+        return _unauthenticated(exc)
+
+
+def _client(request: Request) -> str:
+    client = request.client
+    return f"{client.host}:{client.port}" if client is not None else "unknown client"
+
+
 def _rpc_endpoint(
-    dispatcher: Dispatcher, surface: Surface, authenticate: Authenticate | None
+    dispatcher: Dispatcher, surface: Surface, auth: BearerAuthenticator
 ) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
-        principal = None
-        if authenticate is not None:  # before the body is read: a bad credential costs nothing
-            try:
-                principal = authenticate(request.headers.get("authorization"))
-            except AuthenticationFailed as exc:
-                return _unauthenticated(exc)
-        raw = await _read_capped(request, dispatcher.max_request_bytes)
-        if raw is None:
+        principal = _authenticate(auth, request)  # before the body is read: a bad credential costs nothing
+        if isinstance(principal, Response):
+            return principal
+        try:
+            raw = await _read_capped(request, dispatcher.max_request_bytes)
+        except _Oversized:
             return JSONResponse(dispatcher.oversized())
-        ctx = CallContext(surface=surface, principal=principal)
+        except ClientDisconnect:
+            log.info(
+                "%s disconnected before sending the whole request to %s", _client(request), request.url.path
+            )
+            return Response(status_code=400)  # nobody reads it
+        ctx = CallContext(surface=surface, principal=principal, transport=HTTP)
         reply = await run_in_threadpool(dispatcher.handle_bytes, raw, ctx)
         if reply is None:
             return Response(status_code=204)
@@ -87,8 +121,8 @@ def _sse(envelope: dict[str, Any]) -> str:
 
 def _timeline_stream(
     timeline: Timeline,
-    authenticate: Authenticate | None,
-    visibility: Callable[[Any], Callable[[dict[str, Any]], bool]] | None,
+    auth: BearerAuthenticator,
+    visibility: Callable[[Any], Callable[[dict[str, Any]], bool]],
 ) -> Callable[[Request], Any]:
     """``GET /console/timeline/stream``: live envelopes as server-sent events.
 
@@ -98,13 +132,10 @@ def _timeline_stream(
     """
 
     async def endpoint(request: Request) -> Response:
-        principal = None
-        if authenticate is not None:
-            try:
-                principal = authenticate(request.headers.get("authorization"))
-            except AuthenticationFailed as exc:
-                return _unauthenticated(exc)
-        visible = visibility(principal) if visibility is not None else (lambda _event: True)
+        principal = _authenticate(auth, request)
+        if isinstance(principal, Response):
+            return principal
+        visible = visibility(principal)
         last = request.headers.get("last-event-id") or request.query_params.get("after")
         after = event_seq(last) if last else None
         loop = asyncio.get_running_loop()
@@ -154,15 +185,19 @@ def _timeline_stream(
 
 
 def build_app(
-    dispatcher: Dispatcher,
+    runtime: MetaRuntime,
     *,
-    timeline: Timeline | None = None,
-    authenticate: Authenticate | None = None,
-    visibility: Callable[[Any], Callable[[dict[str, Any]], bool]] | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    dispatcher: Dispatcher | None = None,
     on_shutdown: Callable[[], None] | None = None,
 ) -> Starlette:
-    """The ASGI app. ``authenticate`` maps a console request's ``Authorization`` header to a
-    principal (or raises); ``visibility`` gives a principal's timeline filter."""
+    """The ASGI app serving ``runtime`` as bound to ``host``:``port`` (the names and origins the
+    boundary accepts derive from them and from ``[http]``). ``dispatcher`` defaults to the
+    runtime's own."""
+    dispatcher = dispatcher or build_dispatcher(runtime)
+    console_auth = runtime.console_auth or BearerAuthenticator.for_console(runtime.config.console)
+    rpc_auth = runtime.rpc_auth or BearerAuthenticator.for_rpc(runtime.config.rpc)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -171,13 +206,15 @@ def build_app(
             on_shutdown()
 
     routes: list[BaseRoute] = [
-        Route("/rpc", _rpc_endpoint(dispatcher, SDK, None), methods=["POST"]),
-        Route("/console/rpc", _rpc_endpoint(dispatcher, CONSOLE, authenticate), methods=["POST"]),
+        Route("/rpc", _rpc_endpoint(dispatcher, SDK, rpc_auth), methods=["POST"]),
+        Route("/console/rpc", _rpc_endpoint(dispatcher, CONSOLE, console_auth), methods=["POST"]),
         Route("/v1/health", _health, methods=["GET"]),
     ]
-    if timeline is not None:
-        stream = _timeline_stream(timeline, authenticate, visibility)
+    if runtime.timeline is not None:
+        visibility = lambda principal: timeline_visibility(runtime, principal_of_value(principal))  # noqa: E731
+        stream = _timeline_stream(runtime.timeline, console_auth, visibility)
         routes.append(Route("/console/timeline/stream", stream, methods=["GET"]))
     # The page itself needs no credential: it holds none, and every call it makes is authenticated.
     routes.extend(console_routes())
-    return Starlette(routes=routes, lifespan=lifespan)
+    policy = BoundaryPolicy.build(runtime.config.http, bound_host=host, port=port)
+    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(HttpBoundary, policy=policy)])

@@ -11,19 +11,20 @@ from typing import Any, TypeVar
 
 from ..access import ANONYMOUS, Principal, authorize_method, method_access
 from ..access.actions import TIMELINE_READ
+from ..access.keys import key_scope, refuse_outside_realms
 from ..access.rpc import QUARANTINE_DECIDE
 from ..errors import CapabilityUnavailable, InvalidParams, MethodNotFound
 from ..events import SYSTEM_IDENTITY
 from ..gating import parse_audit_params, parse_evaluate_params, parse_pending_params
 from ..gating import parse_decide_params as parse_gating_decide_params
 from ..ledger.model import parse_index_params, parse_query_params, parse_stores_params
-from ..memory.params import parse_identity
+from ..memory.params import parse_identity, parse_realm
 from ..memory.service import AgentMemory
 from ..panel import PANEL_METHODS, AgentMemorySource, MemoryPanel, PanelMethod
 from ..recorder import anthropic_tool, mcp_tool_definition, openai_responses_tool, openai_tool
 from ..review import parse_decide_params
 from ..runtime import MetaRuntime
-from ..sessions import SessionManager
+from ..sessions import SessionManager, unknown_session
 from ..steward import parse_dream_params
 from ..storage.census import StorageCensus, runtime_census
 from ..storage.doctor import diagnose, parse_doctor_params, same_directory
@@ -64,8 +65,43 @@ def build_dispatcher(runtime: MetaRuntime) -> Dispatcher:
     return Dispatcher(
         build_methods(runtime),
         console_read_only=runtime.config.console.read_only,
-        authorize=_console_authorizer(runtime),
+        authorize=_authorizer(runtime),
     )
+
+
+def _authorizer(runtime: MetaRuntime) -> Callable[[Method, Any, CallContext], None]:
+    """Console calls: the access rules. Application calls over HTTP: the key's realms, and the
+    session's owner. (stdio and the in-process handle are the parent process's own channel.)"""
+    console = _console_authorizer(runtime)
+
+    def authorize(method: Method, params: Any, ctx: CallContext) -> None:
+        if ctx.surface == CONSOLE:
+            if console is not None:
+                console(method, params, ctx)
+        elif ctx.remote:
+            _authorize_application(runtime, method, params, ctx)
+
+    return authorize
+
+
+def _authorize_application(runtime: MetaRuntime, method: Method, params: Any, ctx: CallContext) -> None:
+    principal = principal_of(ctx)
+    p = params if isinstance(params, dict) else {}
+    scope = key_scope(method.name)
+    realm: str | None = None
+    if scope == "realm":
+        try:
+            realm = parse_realm(p) or runtime.config.agent_memory.realm
+        except InvalidParams:
+            return  # the handler refuses the realm itself (-32602)
+    elif scope == "session":
+        session = runtime.sessions.peek(p.get("session_key")) if runtime.sessions is not None else None
+        if session is None:
+            return  # the handler refuses the key (-32602)
+        if session.owner != principal.subject:
+            raise unknown_session(session.key)
+        realm = session.realm
+    refuse_outside_realms(principal, method.name, realm)
 
 
 def principal_of(ctx: CallContext) -> Principal:
@@ -208,7 +244,8 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
         return runtime.sessions
 
     def session_open(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return {"session_key": sessions().open(params).key}
+        owner = principal_of(ctx).subject if ctx.remote else None
+        return {"session_key": sessions().open(params, owner=owner).key}
 
     def session_build_context(params: Any, ctx: CallContext) -> dict[str, Any]:
         result = sessions().build_context(params)
@@ -266,8 +303,15 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
 
     def storage_doctor(params: Any, ctx: CallContext) -> dict[str, Any]:
         p = parse_doctor_params(params)
+        own = same_directory(p.state_dir, runtime.layout.root)
+        if ctx.remote and not own:
+            # Over the network the doctor would otherwise describe any directory it is pointed at.
+            raise InvalidParams(
+                "state_dir must name this gateway's own state directory: over HTTP the doctor "
+                "diagnoses no other (use `meta_gateway doctor` on the machine for that)"
+            )
         # The live census describes this runtime's own directory only; any other is diagnosed cold.
-        census = storage_census(runtime) if same_directory(p.state_dir, runtime.layout.root) else None
+        census = storage_census(runtime) if own else None
         return diagnose(p.state_dir, p.identity, census=census).to_wire()
 
     def timeline_query(params: Any, ctx: CallContext) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import json
 from typing import IO, Any
 
 from .. import CONTRACT_VERSION
-from .dispatch import SDK, CallContext, Dispatcher
+from .dispatch import SDK, STDIO, CallContext, Dispatcher
 
 __all__ = ["serve_stdio", "write_line"]
 
@@ -41,7 +41,7 @@ def _read_line(inp: IO[bytes], cap: int) -> tuple[bytes | None, bool]:
 def serve_stdio(dispatcher: Dispatcher, inp: IO[bytes], out: IO[bytes]) -> None:
     """Serve until stdin closes."""
     write_line(out, {"contract_version": CONTRACT_VERSION})
-    ctx = CallContext(surface=SDK)
+    ctx = CallContext(surface=SDK, transport=STDIO)
     while True:
         line, overflowed = _read_line(inp, dispatcher.max_request_bytes)
         if line is None:

@@ -1,0 +1,100 @@
+"""Running the HTTP app: uvicorn, with a deadline on each request's arrival and its logs on stderr.
+
+uvicorn waits for a request's headers and body for as long as the client likes: a client that
+sends half a request and stalls holds its connection (and a file descriptor) forever, and a few
+hundred such clients lock everyone out. So each connection here runs
+:class:`DeadlineH11Protocol`, uvicorn's h11 protocol with one addition: from a request's first
+byte (or from the connection's opening) its headers and whole body must arrive within
+``[http] request_timeout_s``, else the request is answered ``408`` and the connection closed.
+The clock stops once the request has fully arrived, so a slow handler or a long-lived response
+(the timeline's event stream) is never cut; between requests uvicorn's keep-alive timeout
+applies as usual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from typing import Any
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["DeadlineH11Protocol", "serve_http"]
+
+log = logging.getLogger("meta_memory.gateway.http")
+
+_ARRIVED = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR)
+_TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
+
+class DeadlineH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, closing a connection whose request does not arrive in time."""
+
+    request_timeout_s: float = 30.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self._deadline: asyncio.TimerHandle | None = None
+        super().connection_made(transport)
+        self._arm()  # a connection that never sends a byte is a request that never arrives
+
+    def data_received(self, data: bytes) -> None:
+        if self._deadline is None and self.conn.their_state is h11.IDLE:
+            self._arm()  # the first bytes of the next request on a kept-alive connection
+        super().data_received(data)
+        if self.conn.their_state in _ARRIVED:
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        # A pipelined request already (partly) buffered starts its own clock.
+        waiting = self.conn.their_state is not h11.IDLE or bool(self.conn.trailing_data[0])
+        if self._deadline is None and waiting and self.conn.their_state not in _ARRIVED:
+            self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(self.request_timeout_s, self._timed_out)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _timed_out(self) -> None:
+        self._deadline = None
+        if self.conn.their_state in _ARRIVED or self.transport.is_closing():
+            return
+        client = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
+        log.info(
+            "%s did not send its whole request within %g s: connection closed", client, self.request_timeout_s
+        )
+        if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):  # nothing of a response sent yet
+            self.transport.write(_TIMED_OUT)
+        self.transport.close()
+
+
+def serve_http(app: Any, *, host: str, port: int, log_level: str, request_timeout_s: float) -> None:
+    """Serve ``app`` until SIGINT/SIGTERM (uvicorn's graceful shutdown), logging to stderr."""
+    protocol = type(
+        "DeadlineH11Protocol", (DeadlineH11Protocol,), {"request_timeout_s": float(request_timeout_s)}
+    )
+    # Every log line goes to stderr; uvicorn's default sends access lines to stdout.
+    log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        log_config=log_config,
+        http=protocol,
+        timeout_graceful_shutdown=5,  # open SSE streams must not hold a shutdown forever
+    )
