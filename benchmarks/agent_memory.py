@@ -34,6 +34,7 @@ from rich.table import Table
 
 from meta_memory.clock import SystemClock
 from meta_memory.config import load_config_dict
+from meta_memory.memory.params import parse_recall
 from meta_memory.memory.recall.provider import LexicalRecallProvider, RecallQuery
 from meta_memory.memory.records import (
     APPLICATION,
@@ -265,7 +266,10 @@ def bench_recall_library(state: Path, identity: str, queries: list[str]) -> list
     times = []
     for q in queries:
         t0 = time.perf_counter()
-        memory.recall({"identity": identity, "realm": "bench", "query_text": q})
+        params = {"identity": identity, "realm": "bench", "query_text": q}
+        memory.recall(
+            parse_recall(params, default_realm="bench", default_selection="contextual", default_max=8)
+        )
         times.append((time.perf_counter() - t0) * 1000)
     runtime.close()
     return times

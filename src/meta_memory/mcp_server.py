@@ -27,9 +27,10 @@ from mcp.shared.exceptions import MCPError
 
 from . import __version__
 from .errors import ConfigError, MetaError
+from .gateway.dispatch import to_wire_error
 from .recorder.schema import MEMORY_TOOL_NAME, mcp_tool_definition
 from .runtime import MetaRuntime
-from .sessions import SessionManager
+from .sessions import MemoryToolParams, SessionManager, SessionRef, parse_open
 
 __all__ = ["CONTEXT_PROMPT_NAME", "SERVER_NAME", "MemoryMcpServer", "context_uri"]
 
@@ -73,7 +74,7 @@ class MemoryMcpServer:
         params: dict[str, Any] = {"identity": identity}
         if realm is not None:
             params["realm"] = realm
-        session = self._sessions.open(params)
+        session = self._sessions.open(parse_open(params, default_realm=self._sessions.config.realm))
         self.identity = session.identity
         self.realm = session.realm
         self._key = session.key
@@ -114,30 +115,28 @@ class MemoryMcpServer:
             return
         self._closed = True
         try:
-            self._sessions.close({"session_key": self._key})
+            self._sessions.close(SessionRef(self._key))
         except MetaError as exc:
             log.warning("closing the MCP host session failed: %s", exc.message)
 
     # -- the runtime seam -----------------------------------------------------------------------
 
     async def _in_thread(self, work: Callable[[], _T]) -> _T:
-        """Run blocking runtime work in a worker thread; the one map from our errors to MCP errors."""
+        """Run blocking runtime work in a worker thread. Errors reach the MCP client through the
+        gateway's one exception-to-wire map (a bug's detail goes to the log, never the wire)."""
         try:
             return await anyio.to_thread.run_sync(work)
-        except MetaError as exc:
-            raise MCPError(exc.code, exc.message, exc.data) from exc
         except Exception as exc:
-            # A bug or an I/O fault: the detail goes to the log, never onto the wire.
-            log.exception("MCP request failed")
-            raise MCPError(types.INTERNAL_ERROR, "internal error (see the server log)") from exc
+            error = to_wire_error(exc)
+            raise MCPError(error["code"], error["message"], error.get("data")) from exc
 
     def _context_text(self) -> str:
         with self._context_lock:
             # Every read renders the whole block afresh: the server cannot see what the client's
             # context still holds, so the session's injection de-duplication must not drop records
             # an earlier read already returned. Compaction resets it and leaves taint alone.
-            self._sessions.compact({"session_key": self._key})
-            result = self._sessions.build_context({"session_key": self._key})
+            self._sessions.compact(SessionRef(self._key))
+            result = self._sessions.build_context(SessionRef(self._key))
         if result.text is None:
             return (
                 f"There is no agent memory for {self.identity} (realm {self.realm}) yet: nothing has "
@@ -159,7 +158,7 @@ class MemoryMcpServer:
     ) -> types.CallToolResult:
         if params.name != MEMORY_TOOL_NAME:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
-        call = {"session_key": self._key, "arguments": params.arguments or {}}
+        call = MemoryToolParams(self._key, params.arguments or {})
         outcome = await self._in_thread(lambda: self._sessions.memory_tool(call))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=outcome.content)], is_error=outcome.is_error

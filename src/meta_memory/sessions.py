@@ -28,7 +28,22 @@ from .memory.service import AgentDraft, AgentMemory, InjectionResult
 from .recorder import ToolArgumentError, ToolCall, parse_memory_tool_arguments
 from .trust import ContentTrustPolicy, TaintTracker, ToolProvenance, WriteGate, classify, emit_quarantined
 
-__all__ = ["HostSession", "SessionManager", "ToolOutcome", "unknown_session"]
+__all__ = [
+    "HostSession",
+    "MemoryToolParams",
+    "OpenSessionParams",
+    "SessionManager",
+    "SessionRef",
+    "ToolOutcome",
+    "ToolResultParams",
+    "TurnParams",
+    "parse_memory_tool",
+    "parse_open",
+    "parse_session_ref",
+    "parse_tool_result",
+    "parse_turn",
+    "unknown_session",
+]
 
 log = logging.getLogger("meta_memory.sessions")
 
@@ -65,6 +80,92 @@ class ToolOutcome:
         return {"content": self.content, "is_error": self.is_error, "outcome": self.outcome}
 
 
+@dataclass(frozen=True)
+class OpenSessionParams:
+    identity: str
+    realm: str
+    mob: str | None
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """A call naming one open session (``build_context``, ``reset``, ``compact``, ``close``)."""
+
+    session_key: str
+
+
+@dataclass(frozen=True)
+class TurnParams:
+    session_key: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ToolResultParams:
+    """A tool result to classify: for ``session_key``'s session, or, before the host has one,
+    for ``identity`` (held as pending taint)."""
+
+    tool_name: str
+    provenance: ToolProvenance | None
+    server_tool: bool
+    is_error: bool
+    session_key: str | None
+    identity: str | None
+
+
+@dataclass(frozen=True)
+class MemoryToolParams:
+    """The LLM's ``memory`` tool call: its ``arguments`` are the tool's to judge (a bad one is a
+    tool error the LLM reads, not a JSON-RPC error)."""
+
+    session_key: str
+    arguments: Any
+
+
+def _session_key(p: dict[str, Any]) -> str:
+    key = p.get("session_key")
+    if not isinstance(key, str) or not key:
+        raise InvalidParams("session_key must be a non-empty string")
+    return key
+
+
+def parse_open(params: Any, *, default_realm: str) -> OpenSessionParams:
+    p = _obj(params)
+    return OpenSessionParams(parse_identity(p), parse_realm(p) or default_realm, parse_optional_name(p, "mob"))
+
+
+def parse_session_ref(params: Any) -> SessionRef:
+    return SessionRef(_session_key(_obj(params)))
+
+
+def parse_turn(params: Any) -> TurnParams:
+    p = _obj(params)
+    key = _session_key(p)
+    message = p.get("message")
+    if not isinstance(message, str):
+        raise InvalidParams("message must be a string")
+    return TurnParams(key, message)
+
+
+def parse_tool_result(params: Any) -> ToolResultParams:
+    p = _obj(params)
+    tool_name = p.get("tool_name")
+    if not isinstance(tool_name, str) or not tool_name.strip():
+        raise InvalidParams("tool_name must be a non-empty string")
+    provenance = _provenance(p.get("provenance"))
+    server_tool = _flag(p, "server_tool")
+    is_error = _flag(p, "is_error")
+    if "session_key" in p:
+        return ToolResultParams(tool_name, provenance, server_tool, is_error, _session_key(p), None)
+    # Ingestion before the host has a session: identity-level pending taint.
+    return ToolResultParams(tool_name, provenance, server_tool, is_error, None, parse_identity(p))
+
+
+def parse_memory_tool(params: Any) -> MemoryToolParams:
+    p = _obj(params)
+    return MemoryToolParams(_session_key(p), p.get("arguments"))
+
+
 def unknown_session(key: str) -> InvalidParams:
     """The refusal for a key that names no session this caller may drive (the same whether it
     was never opened or is another caller's, so it tells nothing of other callers' sessions)."""
@@ -90,12 +191,8 @@ class SessionManager:
 
     # -- lifecycle ---------------------------------------------------------------------
 
-    def open(self, params: Any, *, owner: str | None = None) -> HostSession:
-        p = _obj(params)
-        identity = parse_identity(p)
-        realm = parse_realm(p) or self.config.realm
-        mob = parse_optional_name(p, "mob")
-        return self._start(identity, realm, mob, owner)
+    def open(self, p: OpenSessionParams, *, owner: str | None = None) -> HostSession:
+        return self._start(p.identity, p.realm, p.mob, owner)
 
     def _start(self, identity: str, realm: str, mob: str | None, owner: str | None = None) -> HostSession:
         session = HostSession(_new_key(), identity, realm, mob, self.memory.new_nonce(), owner)
@@ -131,10 +228,12 @@ class SessionManager:
         with self._lock:
             return self._sessions.get(key)
 
-    def get(self, params: Any) -> HostSession:
-        key = _obj(params).get("session_key")
-        if not isinstance(key, str) or not key:
-            raise InvalidParams("session_key must be a non-empty string")
+    def get(self, key: str) -> HostSession:
+        """The open session ``key`` names (now the most recently used).
+
+        Raises:
+            InvalidParams: no such session is open.
+        """
         with self._lock:
             session = self._sessions.get(key)
             if session is not None:
@@ -143,9 +242,9 @@ class SessionManager:
             raise unknown_session(key)
         return session
 
-    def reset(self, params: Any) -> HostSession:
+    def reset(self, p: SessionRef) -> HostSession:
         """A fresh context: a new clean session; the old one becomes a reset boundary."""
-        old = self.get(params)
+        old = self.get(p.session_key)
         with self._lock:
             self._sessions.pop(old.key, None)
         new = HostSession(_new_key(), old.identity, old.realm, old.mob, self.memory.new_nonce(), old.owner)
@@ -153,24 +252,24 @@ class SessionManager:
         self.tracker.reset(old.identity, old.key, new.key)
         return new
 
-    def compact(self, params: Any) -> HostSession:
+    def compact(self, p: SessionRef) -> HostSession:
         """The host compacted its context: injected bodies may be gone, so the budget and
         de-duplication restart. Taint does not clear."""
-        session = self.get(params)
+        session = self.get(p.session_key)
         with session.lock:
             session.budget.compact()
         return session
 
-    def close(self, params: Any) -> None:
-        session = self.get(params)
+    def close(self, p: SessionRef) -> None:
+        session = self.get(p.session_key)
         with self._lock:
             self._sessions.pop(session.key, None)
         self.tracker.end_session(session.key)
 
     # -- context -------------------------------------------------------------------------
 
-    def build_context(self, params: Any) -> InjectionResult:
-        session = self.get(params)
+    def build_context(self, p: SessionRef) -> InjectionResult:
+        session = self.get(p.session_key)
         with session.lock:
             return self.memory.assemble(
                 identity=session.identity,
@@ -185,12 +284,9 @@ class SessionManager:
                 selection="always",
             )
 
-    def turn(self, params: Any) -> tuple[str, InjectionResult]:
-        p = _obj(params)
-        session = self.get(p)
-        message = p.get("message")
-        if not isinstance(message, str):
-            raise InvalidParams("message must be a string")
+    def turn(self, p: TurnParams) -> tuple[str, InjectionResult]:
+        session = self.get(p.session_key)
+        message = p.message
         if self.config.per_turn_injection == "off":
             return turn_text(None, self.memory.defang(message)), InjectionResult(None, ())
         with session.lock:
@@ -207,21 +303,16 @@ class SessionManager:
 
     # -- tool results and the firewall ------------------------------------------------------
 
-    def tool_result(self, params: Any) -> dict[str, bool]:
-        """Classify a tool result the host is about to hand to the LLM, and taint on untrusted."""
-        p = _obj(params)
-        tool_name = p.get("tool_name")
-        if not isinstance(tool_name, str) or not tool_name.strip():
-            raise InvalidParams("tool_name must be a non-empty string")
-        provenance = _provenance(p.get("provenance"))
-        server_tool = _flag(p, "server_tool")
-        _flag(p, "is_error")  # an error from an untrusted tool is still untrusted content
-        verdict = classify(self.policy, tool_name, provenance, server_tool=server_tool)
-        if "session_key" in p:
-            session = self.get(p)
+    def tool_result(self, p: ToolResultParams) -> dict[str, bool]:
+        """Classify a tool result the host is about to hand to the LLM, and taint on untrusted.
+        (``is_error`` changes nothing: an error from an untrusted tool is still untrusted content.)"""
+        verdict = classify(self.policy, p.tool_name, p.provenance, server_tool=p.server_tool)
+        if p.session_key is not None:
+            session = self.get(p.session_key)
             identity, key = session.identity, session.key
-        else:  # ingestion before the host has a session: identity-level pending taint
-            identity, key = parse_identity(p), None
+        else:
+            assert p.identity is not None
+            identity, key = p.identity, None
         tainted = False
         if not verdict.trusted:
             tainted = self.tracker.mark_untrusted(identity, key, verdict.source)
@@ -229,16 +320,15 @@ class SessionManager:
             tainted = self.tracker.taint_of(key) is not None
         return {"trusted": verdict.trusted, "tainted": tainted}
 
-    def memory_tool(self, params: Any) -> ToolOutcome:
+    def memory_tool(self, p: MemoryToolParams) -> ToolOutcome:
         """Run one ``memory`` tool call an LLM made. Bad arguments come back as a tool error."""
         if not self.config.recorder_tool:
             raise CapabilityUnavailable(
                 "the memory recorder tool is disabled (agent_memory.recorder_tool = false)"
             )
-        p = _obj(params)
-        session = self.get(p)
+        session = self.get(p.session_key)
         try:
-            call = parse_memory_tool_arguments(p.get("arguments"))
+            call = parse_memory_tool_arguments(p.arguments)
             return self._run(session, call)
         except ToolArgumentError as exc:
             return ToolOutcome(str(exc), True, "none")

@@ -14,6 +14,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from .clock import Clock, SystemClock
 from .errors import InvalidParams, StoreCorrupt
 from .events import EVENT_ID_PREFIX, SYSTEM_IDENTITY, envelope
 
-__all__ = ["DEFAULT_CAPACITY", "QUERY_LIMIT_MAX", "Timeline", "event_seq"]
+__all__ = ["DEFAULT_CAPACITY", "QUERY_LIMIT_MAX", "Timeline", "TimelineQuery", "event_seq", "parse_timeline_query"]
 
 log = logging.getLogger("meta_memory.timeline")
 
@@ -31,6 +32,30 @@ _PRUNE_EVERY = 256
 
 Visible = Callable[[dict[str, Any]], bool]
 Subscriber = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class TimelineQuery:
+    after_seq: int  # 0: from the oldest stored event
+    limit: int
+
+
+def parse_timeline_query(params: Any) -> TimelineQuery:
+    """``{after?, limit?}``; -32602 naming the field."""
+    if params is not None and not isinstance(params, dict):
+        raise InvalidParams("params must be a JSON object")
+    p = params or {}
+    after = p.get("after")
+    after_seq = 0
+    if after is not None:
+        parsed = event_seq(after) if isinstance(after, str) else None
+        if parsed is None:
+            raise InvalidParams("after must be an event_id like 'console-evt-42' when provided")
+        after_seq = parsed
+    limit = p.get("limit", 100)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= QUERY_LIMIT_MAX:
+        raise InvalidParams(f"limit must be an integer between 1 and {QUERY_LIMIT_MAX}")
+    return TimelineQuery(after_seq, limit)
 
 
 def event_seq(event_id: str) -> int | None:
@@ -111,26 +136,13 @@ class Timeline:
 
     # -- reads -----------------------------------------------------------------------------
 
-    def query(self, params: Any, *, visible: Visible | None = None) -> dict[str, Any]:
+    def query(self, p: TimelineQuery, *, visible: Visible | None = None) -> dict[str, Any]:
         """``meta/timeline/query {after?, limit?}`` → ``{events, next_after}`` (oldest first).
 
         ``limit`` applies to stored rows before the visibility filter, so a restricted caller
         may receive fewer; ``next_after`` resumes after the last row examined.
         """
-        if params is not None and not isinstance(params, dict):
-            raise InvalidParams("params must be a JSON object")
-        p = params or {}
-        after = p.get("after")
-        after_seq = 0
-        if after is not None:
-            parsed = event_seq(after) if isinstance(after, str) else None
-            if parsed is None:
-                raise InvalidParams("after must be an event_id like 'console-evt-42' when provided")
-            after_seq = parsed
-        limit = p.get("limit", 100)
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= QUERY_LIMIT_MAX:
-            raise InvalidParams(f"limit must be an integer between 1 and {QUERY_LIMIT_MAX}")
-        rows = self.after(after_seq, limit)
+        rows = self.after(p.after_seq, p.limit)
         last = rows[-1]["event_id"] if rows else None
         events = [e for e in rows if visible is None or visible(e)]
         return {"events": events, "next_after": last}

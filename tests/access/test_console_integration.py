@@ -15,6 +15,7 @@ from meta_memory.clock import ManualClock
 from meta_memory.config import load_config_dict
 from meta_memory.gateway.http import build_app
 from meta_memory.runtime import MetaRuntime
+from meta_memory.sessions import MemoryToolParams, parse_open
 
 ADMIN, READER, OUTSIDER = "tok-admin-1", "tok-reader-1", "tok-outsider-1"
 
@@ -121,10 +122,8 @@ def test_decide_takes_the_reviewer_from_the_token_and_needs_the_grants(
 ) -> None:
     rt, client = served
     assert rt.sessions is not None and rt.agent_memory is not None
-    session = rt.sessions.open({"identity": "lead"})
-    rt.sessions.memory_tool(
-        {"session_key": session.key, "arguments": {"action": "remember", "title": "T", "body": "B"}}
-    )
+    session = rt.sessions.open(parse_open({"identity": "lead"}, default_realm="default"))
+    rt.sessions.memory_tool(MemoryToolParams(session.key, {"action": "remember", "title": "T", "body": "B"}))
     (record,) = [
         r for r in rt.agent_memory.store("default")._db.execute("SELECT id, content_hash FROM records")
     ]

@@ -31,6 +31,7 @@ from meta_memory.events import SYSTEM_IDENTITY
 from meta_memory.gateway.dispatch import CONSOLE, CallContext, Dispatcher
 from meta_memory.gateway.methods import build_dispatcher
 from meta_memory.runtime import MetaRuntime
+from meta_memory.sessions import MemoryToolParams, parse_open
 
 ADMIN = "root"
 REALM = "default"
@@ -167,13 +168,10 @@ def plant(runtime: MetaRuntime, world: World) -> Planted:
     planted = Planted()
     ids = []
     for n, identity in enumerate(world.writers):
-        session = runtime.sessions.open({"identity": identity})
+        session = runtime.sessions.open(parse_open({"identity": identity}, default_realm="default"))
         body = f"Planted note {n} about the harbour schedule for {identity}."
         outcome = runtime.sessions.memory_tool(
-            {
-                "session_key": session.key,
-                "arguments": {"action": "remember", "title": f"Note {n}", "body": body},
-            }
+            MemoryToolParams(session.key, {"action": "remember", "title": f"Note {n}", "body": body})
         )
         assert outcome.outcome == "quarantined", outcome
         memory_id = [w.strip(".,") for w in outcome.content.split() if w.startswith("mem-")][-1]

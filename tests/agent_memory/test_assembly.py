@@ -14,11 +14,17 @@ from meta_memory.clock import ManualClock
 from meta_memory.config import load_config_dict
 from meta_memory.errors import InternalError, MetaError
 from meta_memory.memory.injection import SessionInjectionBudget, new_nonce
+from meta_memory.memory.params import RecallParams, parse_recall, parse_remember
 from meta_memory.memory.recall.provider import LexicalRecallProvider, RecallQuery
 from meta_memory.memory.records import Record
 from meta_memory.memory.store import RealmStore
 from meta_memory.runtime import MetaRuntime
 from meta_memory.storage.layout import StateLayout
+
+
+def _recall(params: dict[str, object]) -> RecallParams:
+    """Recall params as the dispatcher parses them, with the runtime's defaults."""
+    return parse_recall(params, default_realm="default", default_selection="contextual", default_max=8)
 
 
 def _runtime(state_dir: Path, clock: ManualClock, **agent_memory: object) -> MetaRuntime:
@@ -72,7 +78,10 @@ def test_turn_assembly_renders_matching_records_and_writes_the_injection_ledger(
     with _runtime(state_dir, clock) as rt:
         assert rt.agent_memory is not None
         rt.agent_memory.remember(
-            {"identity": "lead", "title": "Deploy policy", "body": "Deploys need ops approval."}
+            parse_remember(
+                {"identity": "lead", "title": "Deploy policy", "body": "Deploys need ops approval."},
+                default_realm="default",
+            )
         )
         result = _assemble(rt, "who approves deploys?")
         assert result.text is not None and "Deploys need ops approval." in result.text
@@ -89,7 +98,10 @@ def test_a_record_is_injected_once_per_session_until_compaction(state_dir: Path,
     with _runtime(state_dir, clock) as rt:
         assert rt.agent_memory is not None
         rt.agent_memory.remember(
-            {"identity": "lead", "title": "Deploy policy", "body": "Deploys need ops approval."}
+            parse_remember(
+                {"identity": "lead", "title": "Deploy policy", "body": "Deploys need ops approval."},
+                default_realm="default",
+            )
         )
         budget = SessionInjectionBudget()
         assert _assemble(rt, "deploys", budget).text is not None
@@ -130,7 +142,7 @@ def test_provider_error_is_skipped_in_assembly_but_reported_by_explicit_recall(
         rt.agent_memory.provider = _FailingProvider()
         assert _assemble(rt, "anything").text is None
         with pytest.raises(InternalError, match="memory hub unreachable"):
-            rt.agent_memory.recall({"identity": "lead", "query_text": "anything"})
+            rt.agent_memory.recall(_recall({"identity": "lead", "query_text": "anything"}))
 
 
 def test_a_custom_provider_receives_the_raw_query_text_and_the_callers_terms(
@@ -141,11 +153,13 @@ def test_a_custom_provider_receives_the_raw_query_text_and_the_callers_terms(
         recording = _RecordingProvider()
         rt.agent_memory.provider = recording
         rt.agent_memory.recall(
-            {
-                "identity": "lead",
-                "query_text": "What did Caroline research?",
-                "query_terms": ["Adoption Agencies"],
-            }
+            _recall(
+                {
+                    "identity": "lead",
+                    "query_text": "What did Caroline research?",
+                    "query_terms": ["Adoption Agencies"],
+                }
+            )
         )
         (query,) = recording.queries
         assert query.query_text == "What did Caroline research?"
@@ -158,7 +172,10 @@ def test_an_index_built_by_another_analyzer_version_is_rebuilt_on_open(
     with _runtime(state_dir, clock) as rt:
         assert rt.agent_memory is not None
         rt.agent_memory.remember(
-            {"identity": "lead", "title": "Hiking", "body": "Caroline went hiking in the Alps."}
+            parse_remember(
+                {"identity": "lead", "title": "Hiking", "body": "Caroline went hiking in the Alps."},
+                default_realm="default",
+            )
         )
         path = StateLayout.recall_index_path(rt.layout.realm_db_path("default"))
     with closing(sqlite3.connect(path)) as db, db:
@@ -166,5 +183,5 @@ def test_an_index_built_by_another_analyzer_version_is_rebuilt_on_open(
         db.execute("DELETE FROM postings")  # what an older analyzer left is unusable anyway
     with _runtime(state_dir, clock) as rt:
         assert rt.agent_memory is not None
-        hits = rt.agent_memory.recall({"identity": "lead", "query_text": "hikes in the alps"})
+        hits = rt.agent_memory.recall(_recall({"identity": "lead", "query_text": "hikes in the alps"}))
         assert [r.title for r in hits] == ["Hiking"]

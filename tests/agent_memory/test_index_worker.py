@@ -20,6 +20,7 @@ import pytest
 from meta_memory.clock import ManualClock
 from meta_memory.config import load_config_dict
 from meta_memory.errors import ConfigError
+from meta_memory.memory.params import parse_recall, parse_remember
 from meta_memory.memory.recall.analyzer import query_terms
 from meta_memory.memory.recall.scorer import rank
 from meta_memory.memory.records import APPLICATION, Scope
@@ -289,14 +290,21 @@ def test_the_realm_wal_stays_bounded_while_the_helper_reads_and_is_gone_after_cl
         wal = StateLayout.sqlite_sidecars(rt.layout.realm_db_path("default"))[0]
         largest = 0
         for n in range(600):
-            memory.remember({"identity": "fay", "title": f"Note {n}", "body": f"Harbor espresso n{n}."})
+            note = {"identity": "fay", "title": f"Note {n}", "body": f"Harbor espresso n{n}."}
+            memory.remember(parse_remember(note, default_realm="default"))
             clock.advance(1)
             if n % 50 == 49:
                 largest = max(largest, wal.stat().st_size)
         # Unbounded: ~25 MB here. Told of a long WAL by the background checkpoint, the writer let
         # it reach 4.4 MB here and 10 MB on a loaded machine; looking itself, 1.0-2.1 MB.
         assert largest < 4 << 20, f"the WAL reached {largest:,} bytes"
-        assert [r.title for r in memory.recall({"identity": "fay", "query_text": "n599"})] == ["Note 599"]
+        query = parse_recall(
+            {"identity": "fay", "query_text": "n599"},
+            default_realm="default",
+            default_selection="contextual",
+            default_max=8,
+        )
+        assert [r.title for r in memory.recall(query)] == ["Note 599"]
     assert not wal.exists()
 
 

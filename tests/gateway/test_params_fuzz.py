@@ -268,3 +268,16 @@ def test_the_fuzz_would_see_an_internal_error() -> None:
     dispatcher = Dispatcher({"meta/broken": Method("meta/broken", broken_handler)})
     reply = dispatcher.handle_payload({"jsonrpc": "2.0", "id": 1, "method": "meta/broken"}, CallContext(SDK))
     assert reply == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "Internal error"}}
+
+
+def test_every_method_parses_its_params_into_a_typed_request_at_the_boundary(tmp_path: Path) -> None:
+    """Parsing happens once, in the dispatcher: every method of the table names a parser of its
+    own, so no subsystem ever sees raw wire params."""
+    from meta_memory.gateway.dispatch import Method as MethodEntry
+    from meta_memory.gateway.methods import build_methods
+
+    unparsed = MethodEntry("x", lambda p, c: p).parse
+    with MetaRuntime.open(tmp_path / "state", load_config_dict(dict(DEFAULT_CONFIG))) as runtime:
+        table = build_methods(runtime)
+        assert len(table) > 30
+        assert [name for name, m in table.items() if m.parse is unparsed] == []

@@ -10,6 +10,7 @@ import pytest
 from meta_memory.memory.records import ScopeKind, Status
 from meta_memory.memory.sqlite.panel import RecordFilter, RecordKey, RecordsPage
 from meta_memory.panel import AgentMemorySource, MemoryPanel, PanelStore, StoreCursorStalled
+from meta_memory.panel.params import parse_records_params
 
 from .conftest import AUDITOR, LEADS, OUTSIDER, RED, REVIEWER, ROOT, Bench
 
@@ -274,11 +275,11 @@ def test_a_store_whose_cursor_does_not_advance_is_refused(bench: Bench) -> None:
             return Stuck(inner) if inner is not None else None
 
     panel = MemoryPanel(Source(), bench.runtime.access)
-    first = panel.records({"limit": 1}, ROOT)
+    first = panel.records(parse_records_params({"limit": 1}), ROOT)
     assert first["next_cursor"] is not None
 
     with pytest.raises(StoreCursorStalled) as refused:
-        panel.records({"limit": 1, "cursor": first["next_cursor"]}, ROOT)
+        panel.records(parse_records_params({"limit": 1, "cursor": first["next_cursor"]}), ROOT)
     assert refused.value.code == -32603 and refused.value.data == {
         "kind": "panel_store_refused",
         "realm": "default",
@@ -304,7 +305,7 @@ def test_a_store_whose_next_cursor_stands_still_is_refused(bench: Bench) -> None
             return Standing()
 
     with pytest.raises(StoreCursorStalled):
-        MemoryPanel(Source(), bench.runtime.access).records({"cursor": "5:mem-a"}, ROOT)
+        MemoryPanel(Source(), bench.runtime.access).records(parse_records_params({"cursor": "5:mem-a"}), ROOT)
 
 
 def test_with_access_disabled_every_row_is_visible_to_anyone(unguarded: Bench) -> None:

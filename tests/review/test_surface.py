@@ -16,6 +16,7 @@ from meta_memory.errors import MetaError
 from meta_memory.gateway.dispatch import CONSOLE, CallContext
 from meta_memory.gateway.http import build_app
 from meta_memory.gateway.methods import build_dispatcher
+from meta_memory.memory.params import parse_remember
 from meta_memory.memory.records import Status
 from meta_memory.runtime import MetaRuntime
 
@@ -122,7 +123,9 @@ def test_a_read_only_console_refuses_the_decision_and_does_not_advertise_it(read
     dispatcher = build_dispatcher(read_only)
     store = read_only.agent_memory.store("default")
     record = read_only.agent_memory.remember(
-        {"identity": "lead", "title": "Editor", "body": "Lead uses vim."}
+        parse_remember(
+            {"identity": "lead", "title": "Editor", "body": "Lead uses vim."}, default_realm="default"
+        )
     )
     ctx = CallContext(CONSOLE)
 

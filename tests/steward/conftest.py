@@ -18,6 +18,7 @@ import pytest
 from meta_memory.clock import ManualClock
 from meta_memory.config import load_config_dict
 from meta_memory.gating import parse_decide_params
+from meta_memory.memory.params import parse_remember
 from meta_memory.memory.records import Record, RecordKind
 from meta_memory.memory.service import AgentDraft, AgentMemory
 from meta_memory.memory.sqlite.store import SqliteRealmStore
@@ -92,7 +93,9 @@ class Bench:
         return record
 
     def remember(self, title: str, body: str, *, identity: str = "lead") -> Record:
-        return self.memory.remember({"identity": identity, "title": title, "body": body})
+        return self.memory.remember(
+            parse_remember({"identity": identity, "title": title, "body": body}, default_realm="default")
+        )
 
     def propose(
         self, title: str, body: str, *, identity: str = "lead", mob: str = MOB, tainted: bool = False

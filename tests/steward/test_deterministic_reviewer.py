@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from meta_memory.clock import ManualClock
+from meta_memory.memory.params import parse_remember
 from meta_memory.memory.records import (
     Author,
     Provenance,
@@ -106,7 +107,12 @@ def test_a_runtime_without_a_model_dreams_with_the_deterministic_reviewer(
             AgentDraft("lead", REALM, "Deploys", "Deploys need approval."),
             quarantine_reason="llm_writes_quarantined",
         )
-        memory.remember({"identity": "lead", "title": "Deploys", "body": "Deploys need approval."})
+        memory.remember(
+            parse_remember(
+                {"identity": "lead", "title": "Deploys", "body": "Deploys need approval."},
+                default_realm="default",
+            )
+        )
         loop, _ = memory.agent_remember(
             AgentDraft("lead", REALM, "Loop", "Ask ops.", kind=RecordKind.OPEN_LOOP),
             quarantine_reason="llm_writes_quarantined",

@@ -9,6 +9,7 @@ def test_the_steward_package_exports_exactly_its_public_surface() -> None:
         "Contradiction",
         "DeterministicReviewer",
         "DreamInput",
+        "DreamParams",
         "DreamReport",
         "DreamVerdicts",
         "HARVESTS_MAX",

@@ -2,7 +2,8 @@
 
 Both transports (stdio JSON lines and HTTP) hand raw request bytes to
 :meth:`Dispatcher.handle_bytes` and write back what it returns. Envelope checks, method
-lookup per surface, the call, and error mapping happen here and nowhere else:
+lookup per surface, parsing the params into the method's typed request, authorization, the
+call, and error mapping happen here and nowhere else:
 :func:`to_wire_error` is the only place an exception becomes a wire error, and no
 traceback or third-party text ever leaves through it.
 """
@@ -54,14 +55,22 @@ STDIO: Transport = "stdio"
 HTTP: Transport = "http"
 
 Handler = Callable[[Any, "CallContext"], Any]
+Parser = Callable[[Any], Any]
+
+
+def _unparsed(params: Any) -> Any:
+    return params
 
 
 @dataclass(frozen=True)
 class Method:
-    """One entry of the method table."""
+    """One entry of the method table: ``parse`` turns the wire params into the typed request
+    (raising -32602 naming the field) before anything else sees them; ``handler`` gets the
+    request. Every method of the runtime's table has a parser of its own."""
 
     name: str
     handler: Handler
+    parse: Parser = _unparsed
     surfaces: frozenset[Surface] = frozenset({SDK, CONSOLE})
     mutating: bool = False
     # Advertised in meta/capabilities only while this says so (None: always).
@@ -136,7 +145,8 @@ class Dispatcher:
         self._methods = dict(methods)
         self.max_request_bytes = max_request_bytes
         self.console_read_only = console_read_only
-        # Who may call what: console access rules, and an application key's realm confinement.
+        # Who may call what (console access rules, an application key's realm confinement), judged
+        # on the parsed request.
         self._authorize = authorize
 
     def method_names(self, surface: Surface) -> list[str]:
@@ -187,9 +197,10 @@ class Dispatcher:
         if method.mutating and ctx.surface == CONSOLE and self.console_read_only:
             raise ReadOnly()
         _require_unicode(params, "params")
+        request = method.parse(params)
         if self._authorize is not None:
-            self._authorize(method, params, ctx)
-        return method.handler(params, ctx)
+            self._authorize(method, request, ctx)
+        return method.handler(request, ctx)
 
 
 def _require_unicode(value: Any, path: str) -> None:

@@ -15,19 +15,56 @@ from ..access.keys import key_scope, refuse_outside_realms
 from ..access.rpc import QUARANTINE_DECIDE
 from ..errors import CapabilityUnavailable, InvalidParams, MethodNotFound
 from ..events import SYSTEM_IDENTITY
-from ..gating import parse_audit_params, parse_evaluate_params, parse_pending_params
+from ..gating import (
+    AuditRequest,
+    EvaluateRequest,
+    PendingRequest,
+    parse_audit_params,
+    parse_evaluate_params,
+    parse_pending_params,
+)
+from ..gating import DecideRequest as GatingDecideRequest
 from ..gating import parse_decide_params as parse_gating_decide_params
-from ..ledger.model import parse_index_params, parse_query_params, parse_stores_params
-from ..memory.params import parse_identity, parse_realm
+from ..ledger.model import (
+    IndexRequest,
+    QueryRequest,
+    parse_index_params,
+    parse_query_params,
+    parse_stores_params,
+)
+from ..memory.params import (
+    ForgetParams,
+    RecallParams,
+    RememberParams,
+    UpdateParams,
+    parse_forget,
+    parse_recall,
+    parse_remember,
+    parse_update,
+)
 from ..memory.service import AgentMemory
-from ..panel import PANEL_METHODS, AgentMemorySource, MemoryPanel, PanelMethod
+from ..panel import PANEL_METHODS, AgentMemorySource, MemoryPanel
 from ..recorder import anthropic_tool, mcp_tool_definition, openai_responses_tool, openai_tool
-from ..review import parse_decide_params
+from ..review import DecideParams, parse_decide_params
 from ..runtime import MetaRuntime
-from ..sessions import SessionManager, unknown_session
-from ..steward import parse_dream_params
+from ..sessions import (
+    MemoryToolParams,
+    OpenSessionParams,
+    SessionManager,
+    SessionRef,
+    ToolResultParams,
+    TurnParams,
+    parse_memory_tool,
+    parse_open,
+    parse_session_ref,
+    parse_tool_result,
+    parse_turn,
+    unknown_session,
+)
+from ..steward import DreamParams, parse_dream_params
 from ..storage.census import StorageCensus, runtime_census
-from ..storage.doctor import diagnose, parse_doctor_params, same_directory
+from ..storage.doctor import DoctorParams, diagnose, parse_doctor_params, same_directory
+from ..timeline import TimelineQuery, parse_timeline_query
 from .dispatch import CONSOLE, SDK, CallContext, Dispatcher, Method
 
 SDK_ONLY = frozenset({SDK})
@@ -47,17 +84,37 @@ __all__ = [
 LEDGER_PARAMS_PREFIX = "Invalid params: "
 
 
-def _ledger_params(parse: Callable[[Any], T], params: Any) -> T:
-    """Ledger (and gating) methods prefix their -32602 messages, as upstream does (REFERENCE 1.2)."""
-    try:
-        return parse(params)
-    except InvalidParams as exc:
-        raise InvalidParams(LEDGER_PARAMS_PREFIX + exc.message) from None
+def _ledger(parse: Callable[[Any], T]) -> Callable[[Any], T]:
+    """Ledger methods prefix their -32602 messages, as upstream does (REFERENCE 1.2)."""
+
+    def parse_ledger(params: Any) -> T:
+        try:
+            return parse(params)
+        except InvalidParams as exc:
+            raise InvalidParams(LEDGER_PARAMS_PREFIX + exc.message) from None
+
+    return parse_ledger
 
 
 def _no_params(params: Any) -> None:
     if params is not None and not isinstance(params, dict):
         raise InvalidParams("params must be a JSON object")
+
+
+TOOL_SHAPES: dict[str, Callable[[], dict[str, Any]]] = {
+    "json_schema": mcp_tool_definition,
+    "openai": openai_tool,
+    "openai_responses": openai_responses_tool,
+    "anthropic": anthropic_tool,
+}
+
+
+def _tool_format(params: Any) -> str:
+    _no_params(params)
+    fmt = (params or {}).get("format", "json_schema")
+    if not isinstance(fmt, str) or fmt not in TOOL_SHAPES:  # a list or an object is not hashable
+        raise InvalidParams(f"format must be one of {', '.join(sorted(TOOL_SHAPES))} (got {fmt!r})")
+    return fmt
 
 
 def build_dispatcher(runtime: MetaRuntime) -> Dispatcher:
@@ -84,23 +141,24 @@ def _authorizer(runtime: MetaRuntime) -> Callable[[Method, Any, CallContext], No
     return authorize
 
 
-def _authorize_application(runtime: MetaRuntime, method: Method, params: Any, ctx: CallContext) -> None:
+def _authorize_application(runtime: MetaRuntime, method: Method, request: Any, ctx: CallContext) -> None:
     principal = principal_of(ctx)
-    p = params if isinstance(params, dict) else {}
     scope = key_scope(method.name)
     realm: str | None = None
     if scope == "realm":
-        try:
-            realm = parse_realm(p) or runtime.config.agent_memory.realm
-        except InvalidParams:
-            return  # the handler refuses the realm itself (-32602)
+        realm = request.realm
     elif scope == "session":
-        session = runtime.sessions.peek(p.get("session_key")) if runtime.sessions is not None else None
+        key = request.session_key
+        session = runtime.sessions.peek(key) if runtime.sessions is not None and key is not None else None
         if session is None:
-            return  # the handler refuses the key (-32602)
-        if session.owner != principal.subject:
-            raise unknown_session(session.key)
-        realm = session.realm
+            if key is None:  # a tool result for an identity before it has a session
+                realm = runtime.config.agent_memory.realm
+            else:
+                return  # the handler refuses the key (-32602)
+        else:
+            if session.owner != principal.subject:
+                raise unknown_session(session.key)
+            realm = session.realm
     refuse_outside_realms(principal, method.name, realm)
 
 
@@ -118,29 +176,16 @@ def _console_authorizer(runtime: MetaRuntime) -> Callable[[Method, Any, CallCont
     if engine is None:
         return None
 
-    def authorize(method: Method, params: Any, ctx: CallContext) -> None:
-        p = params if isinstance(params, dict) else {}
-        # Only values the handler's own parser would accept name a resource; anything else is
-        # left to the handler to refuse (-32602): there is no resource to judge.
-        try:
-            identity: str | None = parse_identity(p)
-        except InvalidParams:
-            identity = None
-        verdict = p.get("verdict") if p.get("verdict") in ("release", "tombstone") else None
-        raw_id = p.get("memory_id")
-        memory_id = raw_id.strip() if isinstance(raw_id, str) and raw_id.strip() else None
-        gate = method_access(method.name).gate
-        if gate == "identity" and identity is None:
-            return
-        if method.name == QUARANTINE_DECIDE and (verdict is None or memory_id is None):
-            return
+    def authorize(method: Method, request: Any, ctx: CallContext) -> None:
+        decision = method.name == QUARANTINE_DECIDE
+        identity = getattr(request, "identity", None) if method_access(method.name).gate == "identity" else None
         authorize_method(
             engine,
             principal_of(ctx),
             method.name,
             identity=identity,
-            record_id=memory_id if method.name == QUARANTINE_DECIDE else None,
-            verdict=verdict,
+            record_id=request.memory_id if decision else None,
+            verdict=request.verdict if decision else None,
         )
 
     return authorize
@@ -191,12 +236,12 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             raise CapabilityUnavailable("agent memory is not enabled (configure [agent_memory])")
         return runtime.agent_memory
 
-    def status(params: Any, ctx: CallContext) -> dict[str, Any]:
-        _no_params(params)
+    am = runtime.config.agent_memory
+
+    def status(_: None, ctx: CallContext) -> dict[str, Any]:
         return {**runtime.status(), "storage": storage_census(runtime).to_wire()}
 
-    def capabilities(params: Any, ctx: CallContext) -> dict[str, Any]:
-        _no_params(params)
+    def capabilities(_: None, ctx: CallContext) -> dict[str, Any]:
         result: dict[str, Any] = {
             "contract_version": runtime.status()["contract_version"],
             "methods": [
@@ -214,28 +259,27 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             result["storage"] = storage_census(runtime).to_wire()
         return result
 
-    def memory_index(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return runtime.ledger.index(_ledger_params(parse_index_params, params)).to_wire()
+    def memory_index(p: IndexRequest, ctx: CallContext) -> dict[str, Any]:
+        return runtime.ledger.index(p).to_wire()
 
-    def memory_query(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return runtime.ledger.query(_ledger_params(parse_query_params, params)).to_wire()
+    def memory_query(p: QueryRequest, ctx: CallContext) -> dict[str, Any]:
+        return runtime.ledger.query(p).to_wire()
 
-    def memory_stores(params: Any, ctx: CallContext) -> dict[str, Any]:
-        _ledger_params(parse_stores_params, params)
+    def memory_stores(_: None, ctx: CallContext) -> dict[str, Any]:
         return runtime.ledger.stores().to_wire()
 
-    def remember(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return agent_memory().remember(params).to_api()
+    def remember(p: RememberParams, ctx: CallContext) -> dict[str, Any]:
+        return agent_memory().remember(p).to_api()
 
-    def recall(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return {"records": [r.to_api() for r in agent_memory().recall(params)]}
+    def recall(p: RecallParams, ctx: CallContext) -> dict[str, Any]:
+        return {"records": [r.to_api() for r in agent_memory().recall(p)]}
 
-    def forget(params: Any, ctx: CallContext) -> dict[str, Any]:
-        memory_id, deleted = agent_memory().forget(params)
+    def forget(p: ForgetParams, ctx: CallContext) -> dict[str, Any]:
+        memory_id, deleted = agent_memory().forget(p)
         return {"memory_id": memory_id, "deleted": deleted}
 
-    def update(params: Any, ctx: CallContext) -> dict[str, Any]:
-        record, supersedes = agent_memory().update(params)
+    def update(p: UpdateParams, ctx: CallContext) -> dict[str, Any]:
+        record, supersedes = agent_memory().update(p)
         return {"memory_id": record.id, "supersedes": supersedes}
 
     def sessions() -> SessionManager:
@@ -243,66 +287,53 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             raise CapabilityUnavailable("host sessions need agent memory (configure [agent_memory])")
         return runtime.sessions
 
-    def session_open(params: Any, ctx: CallContext) -> dict[str, Any]:
+    def session_open(p: OpenSessionParams, ctx: CallContext) -> dict[str, Any]:
         owner = principal_of(ctx).subject if ctx.remote else None
-        return {"session_key": sessions().open(params, owner=owner).key}
+        return {"session_key": sessions().open(p, owner=owner).key}
 
-    def session_build_context(params: Any, ctx: CallContext) -> dict[str, Any]:
-        result = sessions().build_context(params)
+    def session_build_context(p: SessionRef, ctx: CallContext) -> dict[str, Any]:
+        result = sessions().build_context(p)
         return {"text": result.text, "injected": list(result.injected)}
 
-    def session_turn(params: Any, ctx: CallContext) -> dict[str, Any]:
-        text, result = sessions().turn(params)
+    def session_turn(p: TurnParams, ctx: CallContext) -> dict[str, Any]:
+        text, result = sessions().turn(p)
         return {"text": text, "injected": list(result.injected)}
 
-    def session_tool_result(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return sessions().tool_result(params)
+    def session_tool_result(p: ToolResultParams, ctx: CallContext) -> dict[str, Any]:
+        return sessions().tool_result(p)
 
-    def session_memory_tool(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return sessions().memory_tool(params).to_wire()
+    def session_memory_tool(p: MemoryToolParams, ctx: CallContext) -> dict[str, Any]:
+        return sessions().memory_tool(p).to_wire()
 
-    def session_reset(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return {"session_key": sessions().reset(params).key}
+    def session_reset(p: SessionRef, ctx: CallContext) -> dict[str, Any]:
+        return {"session_key": sessions().reset(p).key}
 
-    def session_compact(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return {"session_key": sessions().compact(params).key}
+    def session_compact(p: SessionRef, ctx: CallContext) -> dict[str, Any]:
+        return {"session_key": sessions().compact(p).key}
 
-    def session_close(params: Any, ctx: CallContext) -> dict[str, Any]:
-        sessions().close(params)
+    def session_close(p: SessionRef, ctx: CallContext) -> dict[str, Any]:
+        sessions().close(p)
         return {"closed": True}
 
-    def session_tool_definitions(params: Any, ctx: CallContext) -> dict[str, Any]:
-        _no_params(params)
-        fmt = (params or {}).get("format", "json_schema")
-        if runtime.sessions is None or not runtime.config.agent_memory.recorder_tool:
+    def session_tool_definitions(fmt: str, ctx: CallContext) -> dict[str, Any]:
+        if runtime.sessions is None or not am.recorder_tool:
             return {"tools": []}
-        shapes = {
-            "json_schema": mcp_tool_definition,
-            "openai": openai_tool,
-            "openai_responses": openai_responses_tool,
-            "anthropic": anthropic_tool,
-        }
-        if not isinstance(fmt, str) or fmt not in shapes:  # a list or an object is not hashable
-            raise InvalidParams(f"format must be one of {', '.join(sorted(shapes))} (got {fmt!r})")
-        return {"tools": [shapes[fmt]()]}
+        return {"tools": [TOOL_SHAPES[fmt]()]}
 
-    def quarantine_decide(params: Any, ctx: CallContext) -> dict[str, Any]:
+    def quarantine_decide(p: DecideParams, ctx: CallContext) -> dict[str, Any]:
         review = runtime.review
         if review is None:
             raise CapabilityUnavailable("quarantine review needs agent memory (configure [agent_memory])")
-        p = parse_decide_params(params, default_realm=runtime.config.agent_memory.realm)
         # The reviewer is who authenticated, never a name from the params.
         subject = getattr(ctx.principal, "subject", None)
         return review.decide(p, reviewer={"kind": "console", "principal": subject}).to_wire()
 
-    def steward_dream(params: Any, ctx: CallContext) -> dict[str, Any]:
+    def steward_dream(p: DreamParams, ctx: CallContext) -> dict[str, Any]:
         if runtime.steward is None:
             raise CapabilityUnavailable("the memory steward needs agent memory (configure [agent_memory])")
-        realm, mob = parse_dream_params(params, default_realm=runtime.config.agent_memory.realm)
-        return runtime.steward.dream(realm, mob=mob).to_wire()
+        return runtime.steward.dream(p.realm, mob=p.mob).to_wire()
 
-    def storage_doctor(params: Any, ctx: CallContext) -> dict[str, Any]:
-        p = parse_doctor_params(params)
+    def storage_doctor(p: DoctorParams, ctx: CallContext) -> dict[str, Any]:
         own = same_directory(p.state_dir, runtime.layout.root)
         if ctx.remote and not own:
             # Over the network the doctor would otherwise describe any directory it is pointed at.
@@ -314,93 +345,146 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
         census = storage_census(runtime) if own else None
         return diagnose(p.state_dir, p.identity, census=census).to_wire()
 
-    def timeline_query(params: Any, ctx: CallContext) -> dict[str, Any]:
+    def timeline_query(p: TimelineQuery, ctx: CallContext) -> dict[str, Any]:
         if runtime.timeline is None:
             raise CapabilityUnavailable("this runtime has no persisted timeline")
         if ctx.surface == CONSOLE:
-            return runtime.timeline.query(params, visible=timeline_visibility(runtime, principal_of(ctx)))
-        return runtime.timeline.query(params)
+            return runtime.timeline.query(p, visible=timeline_visibility(runtime, principal_of(ctx)))
+        return runtime.timeline.query(p)
 
-    def gating_evaluate(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return runtime.gating.evaluate(parse_evaluate_params(params)).to_wire()
+    def gating_evaluate(p: EvaluateRequest, ctx: CallContext) -> dict[str, Any]:
+        return runtime.gating.evaluate(p).to_wire()
 
-    def gating_decide(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return runtime.gating.decide(parse_gating_decide_params(params)).to_wire()
+    def gating_decide(p: GatingDecideRequest, ctx: CallContext) -> dict[str, Any]:
+        return runtime.gating.decide(p).to_wire()
 
-    def gating_pending(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return runtime.gating.pending(parse_pending_params(params)).to_wire()
+    def gating_pending(p: PendingRequest, ctx: CallContext) -> dict[str, Any]:
+        return runtime.gating.pending(p).to_wire()
 
-    def gating_audit(params: Any, ctx: CallContext) -> dict[str, Any]:
-        return runtime.gating.audit(parse_audit_params(params)).to_wire()
+    def gating_audit(p: AuditRequest, ctx: CallContext) -> dict[str, Any]:
+        return runtime.gating.audit(p).to_wire()
 
-    def panel_handler(call: PanelMethod) -> Callable[[Any, CallContext], dict[str, Any]]:
-        def handler(params: Any, ctx: CallContext) -> dict[str, Any]:
+    def panel_handler(call: Callable[[MemoryPanel, Any, Principal], dict[str, Any]]) -> Callable[[Any, CallContext], dict[str, Any]]:
+        def handler(p: Any, ctx: CallContext) -> dict[str, Any]:
             if runtime.agent_memory is None:
                 raise MethodNotFound("memory panel is not configured")
-            return call(
-                MemoryPanel(AgentMemorySource(runtime.agent_memory), runtime.access),
-                params,
-                principal_of(ctx),
-            )
+            return call(MemoryPanel(AgentMemorySource(runtime.agent_memory), runtime.access), p, principal_of(ctx))
 
         return handler
+
+    # The parsers: each method's wire params become its typed request here, before anything else.
+    def remember_params(params: Any) -> RememberParams:
+        return parse_remember(params, default_realm=am.realm)
+
+    def recall_params(params: Any) -> RecallParams:
+        return parse_recall(
+            params, default_realm=am.realm, default_selection=am.selection, default_max=am.max_entries
+        )
+
+    def forget_params(params: Any) -> ForgetParams:
+        return parse_forget(params, default_realm=am.realm)
+
+    def update_params(params: Any) -> UpdateParams:
+        return parse_update(params, default_realm=am.realm)
+
+    def open_params(params: Any) -> OpenSessionParams:
+        return parse_open(params, default_realm=am.realm)
+
+    def decide_params(params: Any) -> DecideParams:
+        return parse_decide_params(params, default_realm=am.realm)
+
+    def dream_params(params: Any) -> DreamParams:
+        return parse_dream_params(params, default_realm=am.realm)
 
     has_agent_memory = lambda: runtime.agent_memory is not None  # noqa: E731
     table: dict[str, Method] = {
         m.name: m
         for m in (
-            Method("meta/status", status),
-            Method("meta/capabilities", capabilities),
-            Method("meta/memory/index", memory_index, surfaces=frozenset({SDK}), mutating=True),
-            Method("meta/memory/query", memory_query, surfaces=frozenset({SDK})),
-            Method("meta/memory/stores", memory_stores, surfaces=frozenset({SDK})),
-            Method("meta/agent_memory/remember", remember, mutating=True, available=has_agent_memory),
-            Method("meta/agent_memory/recall", recall, available=has_agent_memory),
-            Method("meta/agent_memory/forget", forget, mutating=True, available=has_agent_memory),
-            Method("meta/agent_memory/update", update, mutating=True, available=has_agent_memory),
-            Method("meta/session/open", session_open, surfaces=SDK_ONLY, available=has_agent_memory),
+            Method("meta/status", status, _no_params),
+            Method("meta/capabilities", capabilities, _no_params),
+            Method(
+                "meta/memory/index", memory_index, _ledger(parse_index_params), surfaces=SDK_ONLY, mutating=True
+            ),
+            Method("meta/memory/query", memory_query, _ledger(parse_query_params), surfaces=SDK_ONLY),
+            Method("meta/memory/stores", memory_stores, _ledger(parse_stores_params), surfaces=SDK_ONLY),
+            Method(
+                "meta/agent_memory/remember", remember, remember_params, mutating=True, available=has_agent_memory
+            ),
+            Method("meta/agent_memory/recall", recall, recall_params, available=has_agent_memory),
+            Method("meta/agent_memory/forget", forget, forget_params, mutating=True, available=has_agent_memory),
+            Method("meta/agent_memory/update", update, update_params, mutating=True, available=has_agent_memory),
+            Method("meta/session/open", session_open, open_params, surfaces=SDK_ONLY, available=has_agent_memory),
             Method(
                 "meta/session/build_context",
                 session_build_context,
+                parse_session_ref,
                 surfaces=SDK_ONLY,
                 available=has_agent_memory,
             ),
-            Method("meta/session/turn", session_turn, surfaces=SDK_ONLY, available=has_agent_memory),
+            Method("meta/session/turn", session_turn, parse_turn, surfaces=SDK_ONLY, available=has_agent_memory),
             Method(
-                "meta/session/tool_result", session_tool_result, surfaces=SDK_ONLY, available=has_agent_memory
+                "meta/session/tool_result",
+                session_tool_result,
+                parse_tool_result,
+                surfaces=SDK_ONLY,
+                available=has_agent_memory,
             ),
             Method(
                 "meta/session/memory_tool",
                 session_memory_tool,
+                parse_memory_tool,
                 surfaces=SDK_ONLY,
                 mutating=True,
-                available=lambda: runtime.sessions is not None and runtime.config.agent_memory.recorder_tool,
+                available=lambda: runtime.sessions is not None and am.recorder_tool,
             ),
-            Method("meta/session/reset", session_reset, surfaces=SDK_ONLY, available=has_agent_memory),
-            Method("meta/session/compact", session_compact, surfaces=SDK_ONLY, available=has_agent_memory),
-            Method("meta/session/close", session_close, surfaces=SDK_ONLY, available=has_agent_memory),
-            Method("meta/session/tool_definitions", session_tool_definitions, surfaces=SDK_ONLY),
-            Method("meta/timeline/query", timeline_query, available=lambda: runtime.timeline is not None),
-            Method("meta/storage/doctor", storage_doctor),
-            Method("meta/gating/evaluate", gating_evaluate, surfaces=SDK_ONLY, mutating=True),
-            Method("meta/gating/decide", gating_decide, mutating=True),
-            Method("meta/gating/pending", gating_pending),
-            Method("meta/gating/audit", gating_audit),
+            Method(
+                "meta/session/reset", session_reset, parse_session_ref, surfaces=SDK_ONLY, available=has_agent_memory
+            ),
+            Method(
+                "meta/session/compact",
+                session_compact,
+                parse_session_ref,
+                surfaces=SDK_ONLY,
+                available=has_agent_memory,
+            ),
+            Method(
+                "meta/session/close", session_close, parse_session_ref, surfaces=SDK_ONLY, available=has_agent_memory
+            ),
+            Method(
+                "meta/session/tool_definitions", session_tool_definitions, _tool_format, surfaces=SDK_ONLY
+            ),
+            Method(
+                "meta/timeline/query",
+                timeline_query,
+                parse_timeline_query,
+                available=lambda: runtime.timeline is not None,
+            ),
+            Method("meta/storage/doctor", storage_doctor, parse_doctor_params),
+            Method(
+                "meta/gating/evaluate", gating_evaluate, parse_evaluate_params, surfaces=SDK_ONLY, mutating=True
+            ),
+            Method("meta/gating/decide", gating_decide, parse_gating_decide_params, mutating=True),
+            Method("meta/gating/pending", gating_pending, parse_pending_params),
+            Method("meta/gating/audit", gating_audit, parse_audit_params),
             Method(
                 "meta/memory/steward/dream",
                 steward_dream,
+                dream_params,
                 mutating=True,
                 available=lambda: runtime.steward is not None,
             ),
             Method(
-                "meta/memory/quarantine/decide",
+                QUARANTINE_DECIDE,
                 quarantine_decide,
+                decide_params,
                 surfaces=CONSOLE_ONLY,
                 mutating=True,
                 available=has_agent_memory,
             ),
         )
     }
-    for name, call in PANEL_METHODS.items():
-        table[name] = Method(name, panel_handler(call), surfaces=CONSOLE_ONLY, available=has_agent_memory)
+    for name, endpoint in PANEL_METHODS.items():
+        table[name] = Method(
+            name, panel_handler(endpoint.call), endpoint.parse, surfaces=CONSOLE_ONLY, available=has_agent_memory
+        )
     return table

@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..clock import Clock
 from ..config import AgentMemoryConfig
@@ -25,7 +24,7 @@ from ..names import realm_problem
 from ..storage.layout import StateLayout
 from .injection import InjectableRecord, SessionInjectionBudget, defang_inbound, new_nonce
 from .legacy_import import ImportReport, ProgressFn, import_legacy_realm
-from .params import MAX_ENTRIES_LIMIT, parse_forget, parse_recall, parse_remember, parse_update
+from .params import MAX_ENTRIES_LIMIT, ForgetParams, RecallParams, RememberParams, UpdateParams
 from .recall.provider import LexicalRecallProvider, RecallProvider, RecallQuery
 from .records import (
     APPLICATION,
@@ -156,16 +155,14 @@ class AgentMemory:
                 store.close()
             self._stores.clear()
 
-    # -- the API (JSON-RPC params or the same dict from Python) -------------------------
+    # -- the API (typed requests, parsed at the dispatcher boundary by memory/params.py) ---
 
-    def remember(self, params: Any) -> Record:
-        p = parse_remember(params, default_realm=self.config.realm)
+    def remember(self, p: RememberParams) -> Record:
         record = self._new_record(Scope.identity(p.realm, p.identity), p.title, p.body, p.tags, APPLICATION)
         batch = WriteBatch(p.realm, APPLICATION, (CreateOp(record),))
         return self.store(p.realm).commit(batch, dedup=True).records[0]
 
-    def update(self, params: Any) -> tuple[Record, str]:
-        p = parse_update(params, default_realm=self.config.realm)
+    def update(self, p: UpdateParams) -> tuple[Record, str]:
         store = self.store(p.realm)
         scope = Scope.identity(p.realm, p.identity)
         prior = store.get(p.memory_id)
@@ -176,19 +173,12 @@ class AgentMemory:
         result = store.commit(WriteBatch(p.realm, APPLICATION, (CreateOp(record),)))
         return result.records[0], prior.id
 
-    def forget(self, params: Any) -> tuple[str, bool]:
-        p = parse_forget(params, default_realm=self.config.realm)
+    def forget(self, p: ForgetParams) -> tuple[str, bool]:
         deleted = self.store(p.realm).forget(Scope.identity(p.realm, p.identity), p.memory_id, APPLICATION)
         return p.memory_id, deleted
 
-    def recall(self, params: Any) -> list[Record]:
+    def recall(self, p: RecallParams) -> list[Record]:
         """Explicit recall: provider errors reach the caller."""
-        p = parse_recall(
-            params,
-            default_realm=self.config.realm,
-            default_selection=self.config.selection,
-            default_max=self.config.max_entries,
-        )
         query = RecallQuery(
             scope=Scope.identity(p.realm, p.identity),
             selection=p.selection,

@@ -1,7 +1,8 @@
 """The Memory panel: ten read methods over every realm store, filtered by the caller's grants.
 
-:class:`MemoryPanel` is what the gateway calls. Each method takes the raw params (parsed here,
--32602 naming the field) and the authenticated principal, and returns the wire result; every result
+:class:`MemoryPanel` is what the gateway calls. Each method takes its parsed params (parsed at the
+dispatcher boundary by the parser :data:`PANEL_METHODS` names) and the authenticated principal, and
+returns the wire result; every result
 names the ``realms`` it covered. The console dispatcher has already applied each method's entry
 gate (``access.RPC_ACCESS``); the panel filters rows.
 """
@@ -9,6 +10,7 @@ gate (``access.RPC_ACCESS``); the panel filters rows.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -18,6 +20,10 @@ from . import listings as _listings
 from .params import (
     DREAMS_LIMIT,
     LISTING_LIMIT,
+    Limit,
+    ListingParams,
+    RecordParams,
+    RecordsParams,
     parse_listing_params,
     parse_record_params,
     parse_records_params,
@@ -39,73 +45,71 @@ class MemoryPanel:
     def _viewer(self, principal: Principal) -> Viewer:
         return Viewer(self.access, principal)
 
-    def records(self, params: Any, principal: Principal) -> dict[str, Any]:
+    def records(self, p: RecordsParams, principal: Principal) -> dict[str, Any]:
         """``{records, next_cursor, realms}``: body-free rows, newest updated first, one keyset page."""
-        return list_records(self.source, self._viewer(principal), parse_records_params(params))
+        return list_records(self.source, self._viewer(principal), p)
 
-    def record(self, params: Any, principal: Principal) -> dict[str, Any]:
+    def record(self, p: RecordParams, principal: Principal) -> dict[str, Any]:
         """``{realm, record, chain, injections, realms}``: one record with body and content hash."""
-        return record_detail(self.source, self._viewer(principal), parse_record_params(params))
+        return record_detail(self.source, self._viewer(principal), p)
 
-    def quarantine(self, params: Any, principal: Principal) -> dict[str, Any]:
+    def quarantine(self, p: ListingParams, principal: Principal) -> dict[str, Any]:
         """``{records, pending_promotions, realms}``."""
-        return _listings.quarantine(
-            self.source, self._viewer(principal), parse_listing_params(params, LISTING_LIMIT)
-        )
+        return _listings.quarantine(self.source, self._viewer(principal), p)
 
-    def dreams(self, params: Any, principal: Principal) -> dict[str, Any]:
+    def dreams(self, p: ListingParams, principal: Principal) -> dict[str, Any]:
         """``{runs, realms, withheld_by_access}``: summaries from the steward's audit rows."""
-        return _dreams.dreams(
-            self.source, self._viewer(principal), parse_listing_params(params, DREAMS_LIMIT)
-        )
+        return _dreams.dreams(self.source, self._viewer(principal), p)
 
-    def dream_runs(self, params: Any, principal: Principal) -> dict[str, Any]:
+    def dream_runs(self, p: ListingParams, principal: Principal) -> dict[str, Any]:
         """``{runs, realms, withheld_by_access}``: durable dream-run rows."""
-        return _dreams.dream_runs(
-            self.source, self._viewer(principal), parse_listing_params(params, DREAMS_LIMIT)
-        )
+        return _dreams.dream_runs(self.source, self._viewer(principal), p)
 
-    def audit_verdicts(self, params: Any, principal: Principal) -> dict[str, Any]:
+    def audit_verdicts(self, p: ListingParams, principal: Principal) -> dict[str, Any]:
         """``{verdicts, realms}``: open usage-audit verdicts."""
-        p = parse_listing_params(params, LISTING_LIMIT)
         return _listings.audit_verdicts(self.source, self._viewer(principal), p)
 
-    def overview(self, params: Any, principal: Principal) -> dict[str, Any]:
+    def overview(self, p: ListingParams, principal: Principal) -> dict[str, Any]:
         """``{scopes, floors, realms}``: per-scope counts and floor pressure (no ``limit``)."""
-        return _listings.overview(self.source, self._viewer(principal), parse_listing_params(params, None))
+        return _listings.overview(self.source, self._viewer(principal), p)
 
-    def proposals(self, params: Any, principal: Principal) -> dict[str, Any]:
+    def proposals(self, p: ListingParams, principal: Principal) -> dict[str, Any]:
         """``{proposals, realms}``: pending proposal metadata, bodies withheld."""
-        return _listings.proposals(
-            self.source, self._viewer(principal), parse_listing_params(params, LISTING_LIMIT)
-        )
+        return _listings.proposals(self.source, self._viewer(principal), p)
 
-    def injections(self, params: Any, principal: Principal) -> dict[str, Any]:
+    def injections(self, p: ListingParams, principal: Principal) -> dict[str, Any]:
         """``{injections, realms}``: the injection ledger, newest first."""
-        p = parse_listing_params(params, LISTING_LIMIT)
         return _listings.injections(self.source, self._viewer(principal), p)
 
-    def harvests(self, params: Any, principal: Principal) -> dict[str, Any]:
+    def harvests(self, p: ListingParams, principal: Principal) -> dict[str, Any]:
         """``{harvests, realms}``: pending exit-interview harvests."""
-        return _listings.harvests(
-            self.source, self._viewer(principal), parse_listing_params(params, LISTING_LIMIT)
-        )
+        return _listings.harvests(self.source, self._viewer(principal), p)
 
 
-PanelMethod = Callable[[MemoryPanel, Any, Principal], dict[str, Any]]
+@dataclass(frozen=True)
+class PanelMethod:
+    """One panel method: its parameters' parser and the panel call behind it."""
+
+    parse: Callable[[Any], Any]
+    call: Callable[[MemoryPanel, Any, Principal], dict[str, Any]]
+
+
+def _listing(limit: Limit | None) -> Callable[[Any], ListingParams]:
+    return lambda params: parse_listing_params(params, limit)
+
 
 PANEL_METHODS: Mapping[str, PanelMethod] = MappingProxyType(
     {
-        "meta/memory/panel/records": MemoryPanel.records,
-        "meta/memory/panel/record": MemoryPanel.record,
-        "meta/memory/panel/quarantine": MemoryPanel.quarantine,
-        "meta/memory/panel/dreams": MemoryPanel.dreams,
-        "meta/memory/panel/dream_runs": MemoryPanel.dream_runs,
-        "meta/memory/panel/audit_verdicts": MemoryPanel.audit_verdicts,
-        "meta/memory/panel/overview": MemoryPanel.overview,
-        "meta/memory/panel/proposals": MemoryPanel.proposals,
-        "meta/memory/panel/injections": MemoryPanel.injections,
-        "meta/memory/panel/harvests": MemoryPanel.harvests,
+        "meta/memory/panel/records": PanelMethod(parse_records_params, MemoryPanel.records),
+        "meta/memory/panel/record": PanelMethod(parse_record_params, MemoryPanel.record),
+        "meta/memory/panel/quarantine": PanelMethod(_listing(LISTING_LIMIT), MemoryPanel.quarantine),
+        "meta/memory/panel/dreams": PanelMethod(_listing(DREAMS_LIMIT), MemoryPanel.dreams),
+        "meta/memory/panel/dream_runs": PanelMethod(_listing(DREAMS_LIMIT), MemoryPanel.dream_runs),
+        "meta/memory/panel/audit_verdicts": PanelMethod(_listing(LISTING_LIMIT), MemoryPanel.audit_verdicts),
+        "meta/memory/panel/overview": PanelMethod(_listing(None), MemoryPanel.overview),
+        "meta/memory/panel/proposals": PanelMethod(_listing(LISTING_LIMIT), MemoryPanel.proposals),
+        "meta/memory/panel/injections": PanelMethod(_listing(LISTING_LIMIT), MemoryPanel.injections),
+        "meta/memory/panel/harvests": PanelMethod(_listing(LISTING_LIMIT), MemoryPanel.harvests),
     }
 )
-"""The ten console methods and the panel call behind each."""
+"""The ten console methods: the parser and the panel call behind each."""

@@ -23,6 +23,7 @@ __all__ = [
     "USAGE_SAMPLE_MAX",
     "Contradiction",
     "DreamInput",
+    "DreamParams",
     "DreamReport",
     "DreamVerdicts",
     "HarvestItem",
@@ -273,17 +274,23 @@ def parse_verdicts(obj: Any) -> DreamVerdicts:
     return DreamVerdicts(quarantine, proposals, harvests, tuple(contradictions), escalations, usage)
 
 
-def parse_dream_params(params: Any, *, default_realm: str) -> tuple[str, str | None]:
-    """``meta/memory/steward/dream {realm?, mob?}`` → ``(realm, mob)``; other keys are ignored.
+@dataclass(frozen=True)
+class DreamParams:
+    realm: str
+    mob: str | None
+
+
+def parse_dream_params(params: Any, *, default_realm: str) -> DreamParams:
+    """``meta/memory/steward/dream {realm?, mob?}``; other keys are ignored.
 
     Raises:
         InvalidParams: params not an object, or ``realm`` / ``mob`` present but blank or not a string.
     """
     if params is None:
-        return default_realm, None
+        return DreamParams(default_realm, None)
     if not isinstance(params, dict):
         raise InvalidParams("params must be a JSON object")
-    return parse_realm(params) or default_realm, parse_optional_name(params, "mob")
+    return DreamParams(parse_realm(params) or default_realm, parse_optional_name(params, "mob"))
 
 
 # -- what a dream reports -----------------------------------------------------------------------
