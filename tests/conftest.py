@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import queue
@@ -57,6 +58,8 @@ def _eventually(condition: Callable[[], bool], timeout_s: float = EVENTUALLY_S) 
     deadline = time.monotonic() + timeout_s
     while not condition():
         if time.monotonic() > deadline:
+            if timeout_s >= EVENTUALLY_S:  # background work that never came: say where every thread is
+                faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
             return False
         time.sleep(0.01)
     return True

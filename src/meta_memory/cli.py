@@ -259,7 +259,14 @@ EXIT_DOCTOR_ERRORS = 1
 )
 @click.option("--identity", default=None, help="Also count this identity's records per status in each realm.")
 @click.option("--json", "as_json", is_flag=True, help="Print the meta/storage/doctor result object as JSON.")
-def doctor(state_dir: Path, identity: str | None, as_json: bool) -> None:
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The gateway's TOML config: which storage backend to diagnose (default: the embedded one).",
+)
+def doctor(state_dir: Path, identity: str | None, as_json: bool, config_path: Path | None) -> None:
     """Diagnose a state directory read-only; safe beside a running gateway.
 
     Exit status: 0 when no finding has severity error, 1 when one does (warnings and info do
@@ -267,11 +274,17 @@ def doctor(state_dir: Path, identity: str | None, as_json: bool) -> None:
     """
     import json
 
+    from . import backends
     from .storage.doctor import diagnose
 
     if identity is not None and not identity.strip():
         raise click.BadParameter("must be a non-empty string", param_hint="--identity")
-    diagnosis = diagnose(state_dir, identity)
+    try:
+        config = _load_config(config_path)
+    except MetaError as exc:
+        click.echo(f"meta_gateway: {exc.message}", err=True)
+        sys.exit(EXIT_REFUSED)
+    diagnosis = diagnose(state_dir, identity, backend=backends.store_doctor(config))
     if as_json:
         click.echo(json.dumps(diagnosis.to_wire(), indent=2, ensure_ascii=False))
     else:

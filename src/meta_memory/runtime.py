@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import CONTRACT_VERSION, __version__
+from . import CONTRACT_VERSION, __version__, backends
 from .access import AccessEngine, BearerAuthenticator, Roster, RosterProvider
 from .clock import Clock, SystemClock
 from .config import DEFAULT_CONFIG, MetaConfig, load_config_dict
@@ -102,12 +102,13 @@ class MetaRuntime:
             else:
                 ledger = Ledger(clock=clock)
             if events is None:  # after every refusal: a refused boot creates no file
-                timeline = Timeline(layout.event_log_path, clock=clock)
+                timeline = Timeline(backends.event_log(config, layout), clock=clock)
                 events = timeline
             agent_memory = None
             if config.agent_memory.enabled:
+                stores = backends.store_factory(config, layout, memory_root, clock=clock, serving=serving)
                 agent_memory = AgentMemory(
-                    layout, memory_root, config.agent_memory, clock=clock, events=events, serving=serving
+                    layout, memory_root, config.agent_memory, stores=stores, clock=clock, events=events
                 )
         except BaseException:
             if timeline is not None:

@@ -2,29 +2,33 @@
 
 :class:`Timeline` is the runtime's :class:`~meta_memory.events.EventSink`. Each event gets a
 monotonic sequence and the envelope ``{event_id: "console-evt-<seq>", identity, event_type,
-timestamp_ms, data}``; it is written to the state dir's event log (SQLite, the newest
-``capacity`` kept) and handed to live subscribers (the SSE stream). ``query`` pages through the
-stored window; both reads take a visibility filter so a caller sees only events it may read.
+timestamp_ms, data}``; it is appended to an :class:`EventLog` (the newest ``capacity`` kept: the
+state dir's SQLite file by default, a shared table when several gateways share a database) and
+handed to live subscribers (the SSE stream), together with the events a shared log delivers from
+other processes. ``query`` pages through the stored window; both reads take a visibility filter
+so a caller sees only events it may read.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .clock import Clock, SystemClock
-from .errors import InvalidParams, StoreCorrupt
-from .events import EVENT_ID_PREFIX, SYSTEM_IDENTITY, envelope
+from .errors import InvalidParams
+from .events import EVENT_ID_PREFIX, SYSTEM_IDENTITY
 
-__all__ = ["DEFAULT_CAPACITY", "QUERY_LIMIT_MAX", "Timeline", "TimelineQuery", "event_seq", "parse_timeline_query"]
-
-log = logging.getLogger("meta_memory.timeline")
+__all__ = [
+    "DEFAULT_CAPACITY",
+    "QUERY_LIMIT_MAX",
+    "EventLog",
+    "Timeline",
+    "TimelineQuery",
+    "event_seq",
+    "parse_timeline_query",
+]
 
 DEFAULT_CAPACITY = 10_000
 QUERY_LIMIT_MAX = 500
@@ -58,6 +62,28 @@ def parse_timeline_query(params: Any) -> TimelineQuery:
     return TimelineQuery(after_seq, limit)
 
 
+class EventLog(Protocol):
+    """Where the timeline's envelopes are kept: the backend's seam."""
+
+    def append(self, event_type: str, data: dict[str, Any], identity: str, timestamp_ms: int) -> dict[str, Any]:
+        """Store one event under the next sequence and return its envelope."""
+        ...
+
+    def after(self, seq: int, limit: int) -> list[dict[str, Any]]:
+        """Stored envelopes with a sequence above ``seq``, oldest first."""
+        ...
+
+    def prune(self, keep: int) -> None:
+        """Keep only about the newest ``keep`` events."""
+        ...
+
+    def watch(self, deliver: Callable[[dict[str, Any]], None]) -> None:
+        """Call ``deliver`` with each envelope other processes append to a shared log, from now on."""
+        ...
+
+    def close(self) -> None: ...
+
+
 def event_seq(event_id: str) -> int | None:
     """The sequence number inside ``console-evt-<seq>`` (``None`` if it is not one)."""
     digits = event_id.removeprefix(EVENT_ID_PREFIX)
@@ -72,28 +98,14 @@ class Timeline:
     ``path=None`` keeps the window in memory only (tests, embedded use without a state dir).
     """
 
-    def __init__(
-        self, path: Path | None, *, clock: Clock | None = None, capacity: int = DEFAULT_CAPACITY
-    ) -> None:
+    def __init__(self, log: EventLog, *, clock: Clock | None = None, capacity: int = DEFAULT_CAPACITY) -> None:
+        self._log = log
         self._clock = clock or SystemClock()
         self._capacity = capacity
         self._lock = threading.Lock()
         self._subscribers: list[Subscriber] = []
-        target = str(path) if path is not None else ":memory:"
-        try:
-            self._db = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, identity TEXT NOT NULL, "
-                "event_type TEXT NOT NULL, timestamp_ms INTEGER NOT NULL, data TEXT NOT NULL)"
-            )
-            (last,) = self._db.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
-        except sqlite3.DatabaseError as exc:
-            log.error("event log %s cannot be opened: %s", target, exc)
-            raise StoreCorrupt(f"event log {target} cannot be opened as an SQLite event log") from exc
-        self._seq = int(last)
         self._since_prune = 0
+        log.watch(self._deliver)
 
     # -- the sink --------------------------------------------------------------------------
 
@@ -101,26 +113,19 @@ class Timeline:
         self, event_type: str, data: dict[str, Any], *, identity: str = SYSTEM_IDENTITY
     ) -> dict[str, Any]:
         with self._lock:
-            self._seq += 1
-            event = envelope(self._seq, event_type, data, identity, self._clock.now_ms())
-            self._db.execute(
-                "INSERT INTO events (seq, identity, event_type, timestamp_ms, data) VALUES (?, ?, ?, ?, ?)",
-                (
-                    self._seq,
-                    identity,
-                    event_type,
-                    event["timestamp_ms"],
-                    json.dumps(data, separators=(",", ":")),
-                ),
-            )
+            event = self._log.append(event_type, data, identity, self._clock.now_ms())
             self._since_prune += 1
             if self._since_prune >= _PRUNE_EVERY:
-                self._db.execute("DELETE FROM events WHERE seq <= ?", (self._seq - self._capacity,))
+                self._log.prune(self._capacity)
                 self._since_prune = 0
+        self._deliver(event)
+        return event
+
+    def _deliver(self, event: dict[str, Any]) -> None:
+        with self._lock:
             subscribers = list(self._subscribers)
         for notify in subscribers:
             notify(event)
-        return event
 
     def subscribe(self, notify: Subscriber) -> Callable[[], None]:
         """Call ``notify`` with every later envelope; returns the unsubscribe function."""
@@ -148,15 +153,7 @@ class Timeline:
         return {"events": events, "next_after": last}
 
     def after(self, seq: int, limit: int) -> list[dict[str, Any]]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT seq, identity, event_type, timestamp_ms, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-                (seq, limit),
-            ).fetchall()
-        return [
-            envelope(s, event_type, json.loads(data), identity, ts)
-            for s, identity, event_type, ts, data in rows
-        ]
+        return self._log.after(seq, limit)
 
     def events(self, event_type: str | None = None) -> list[dict[str, Any]]:
         """Every stored event (oldest first), optionally of one type: a convenience for tests and tools."""
@@ -166,4 +163,4 @@ class Timeline:
     def close(self) -> None:
         with self._lock:
             self._subscribers.clear()
-            self._db.close()
+        self._log.close()

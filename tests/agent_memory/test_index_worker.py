@@ -262,13 +262,13 @@ def test_a_gateway_killed_outright_leaves_no_helper_behind(
 
 def test_a_library_runtime_indexes_inline_unless_configured(tmp_path: Path, clock: ManualClock) -> None:
     with MetaRuntime.open(tmp_path / "a", clock=clock) as rt:
-        assert rt.agent_memory is not None and rt.agent_memory.index_worker is None
+        assert rt.agent_memory is not None and getattr(rt.agent_memory.stores, "index_worker", None) is None
     config = load_config_dict({"agent_memory": {"enabled": True, "index_worker": "process"}})
     with MetaRuntime.open(tmp_path / "b", config, clock=clock) as rt:
-        assert rt.agent_memory is not None and rt.agent_memory.index_worker is not None
+        assert rt.agent_memory is not None and getattr(rt.agent_memory.stores, "index_worker", None) is not None
     config = load_config_dict({"agent_memory": {"enabled": True, "index_worker": "inline"}})
     with MetaRuntime.open(tmp_path / "c", config, clock=clock, serving=True) as rt:
-        assert rt.agent_memory is not None and rt.agent_memory.index_worker is None
+        assert rt.agent_memory is not None and getattr(rt.agent_memory.stores, "index_worker", None) is None
     with pytest.raises(ConfigError, match="index_worker"):
         load_config_dict({"agent_memory": {"enabled": True, "index_worker": "threads"}})
 

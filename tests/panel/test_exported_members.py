@@ -21,7 +21,6 @@ def test_the_panel_package_exports_exactly_its_public_names() -> None:
         "PanelStore",
         "RECORDS_LIMIT",
         "RECORD_INJECTIONS_MAX",
-        "SqlitePanelStore",
         "StoreCursorStalled",
         "Viewer",
         "format_cursor",

@@ -17,7 +17,7 @@ from meta_memory.memory.records import (
     Trust,
     content_hash,
 )
-from meta_memory.memory.store import InjectionRow
+from meta_memory.memory.rows import InjectionRow
 from meta_memory.memory.validator import CreateOp, WriteBatch
 
 from .conftest import AUDITOR, BLIND, OUTSIDER, REVIEWER, ROOT, Bench

@@ -10,7 +10,7 @@ import pytest
 
 from meta_memory.access import Principal
 from meta_memory.memory.records import ScopeKind
-from meta_memory.memory.store import InjectionRow
+from meta_memory.memory.rows import InjectionRow
 
 from .conftest import AUDITOR, BLIND, LEADS, OUTSIDER, RED, REVIEWER, ROOT, Bench
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from meta_memory.memory.records import Author, Status
-from meta_memory.memory.sqlite.review import PROMOTION_EXPIRY_MS, review_quarantined
 from meta_memory.memory.validator import TombstoneOp, WriteBatch
+from meta_memory.review import PROMOTION_EXPIRY_MS, review_quarantined
 
 SEVEN_DAYS_MS = 7 * 24 * 3600 * 1000
 

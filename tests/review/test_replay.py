@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from meta_memory.memory.records import Status
-from meta_memory.memory.sqlite.review import review_quarantined
+from meta_memory.review import review_quarantined
 
 IDENTITY = "lead"
 

@@ -145,7 +145,7 @@ def test_propose_to_mob_queues_a_pending_proposal_carrying_the_sessions_taint(me
     results = [s.memory_tool({**NOTE, "action": "propose_to_mob"}) for s in (clean, tainted, tainted)]
 
     assert meta.runtime.agent_memory is not None
-    rows = {p["proposal_id"]: p for p in meta.runtime.agent_memory.store("default").proposals()}
+    rows = {p.proposal_id: p for p in meta.runtime.agent_memory.store("default").pending_proposals(100)}
     assert len(rows) == 3  # the same content twice in one millisecond is still two proposals
     for result, (identity, taint) in zip(
         results, [("alice", False), ("bob", True), ("bob", True)], strict=True
@@ -156,13 +156,13 @@ def test_propose_to_mob_queues_a_pending_proposal_carrying_the_sessions_taint(me
             result.content == f"Proposed to mob team as {proposal_id}; a steward or operator must commit it."
         )
         row = rows[proposal_id]
-        assert (row["scope_kind"], row["scope_key"], row["status"], row["tainted"]) == (
+        assert (row.scope_kind, row.scope_key, row.status, row.tainted) == (
             "mob",
             "team",
             "pending",
             taint,
         )
-        assert row["author"] == {"author": "agent", "identity": identity}
+        assert row.author == {"author": "agent", "identity": identity}
     assert meta.recall_agent_memory("alice", selection="always") == []
 
 
@@ -262,7 +262,7 @@ def test_secrets_are_refused_as_tool_errors_and_never_stored_even_quarantined(
         assert f"matches secret class '{secret_class}'" in result.content
     assert meta.runtime.agent_memory is not None
     store = meta.runtime.agent_memory.store("default")
-    assert store.proposals() == []
+    assert store.pending_proposals(100) == []
     assert store.audit_rows() == []
 
 

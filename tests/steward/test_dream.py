@@ -7,7 +7,7 @@ import json
 
 from meta_memory.ledger import QueryRequest
 from meta_memory.memory.records import RecordKind, Status, Trust
-from meta_memory.memory.store import InjectionRow
+from meta_memory.memory.rows import InjectionRow
 from meta_memory.steward import (
     Contradiction,
     DreamInput,

@@ -11,10 +11,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from meta_memory.memory.sqlite.doctor import SqliteDoctor
 from meta_memory.memory.sqlite.migrations import SCHEMA_VERSION
 from meta_memory.runtime import MetaRuntime
 from meta_memory.sdk import MetaHandle
 from meta_memory.storage.doctor import diagnose
+
+SQLITE = SqliteDoctor()
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,7 @@ def test_json_prints_the_rpc_result_object_with_the_same_exit_status(tmp_path: P
     run = doctor("--state-dir", str(state), "--json", "--identity", "bob")
     assert run.status == 1
     result = json.loads(run.stdout)
-    assert result == diagnose(state, "bob").to_wire()
+    assert result == diagnose(state, "bob", backend=SQLITE).to_wire()
     assert result["storage"] is None
     assert {f["code"] for f in result["diagnosis"]["findings"]} >= {"realm-unreadable", "realm-ok"}
 

@@ -15,6 +15,7 @@ import pytest
 from meta_memory.clock import ManualClock
 from meta_memory.errors import StorageRefused, StoreCorrupt
 from meta_memory.memory.legacy_markdown import LegacyRecord, render_legacy_markdown
+from meta_memory.memory.sqlite.doctor import SqliteDoctor
 from meta_memory.memory.sqlite.indexing import BackgroundIndexer
 from meta_memory.memory.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
 from meta_memory.memory.sqlite.store import SqliteRealmStore
@@ -22,6 +23,8 @@ from meta_memory.runtime import MetaRuntime
 from meta_memory.sdk import MetaHandle
 from meta_memory.storage.doctor import FINDING_CODES, Diagnosis, Finding, diagnose
 from meta_memory.storage.layout import StateLayout
+
+SQLITE = SqliteDoctor()
 
 
 def make_realm(state: Path, realm: str = "default") -> Path:
@@ -85,12 +88,12 @@ def legacy_markdown() -> bytes:
 
 
 def findings(state: Path, code: str, identity: str | None = None) -> list[Finding]:
-    return [f for f in diagnose(state, identity).findings if f.code == code]
+    return [f for f in diagnose(state, identity, backend=SQLITE).findings if f.code == code]
 
 
 def only(state: Path, code: str) -> Finding:
     found = findings(state, code)
-    assert len(found) == 1, diagnose(state).findings
+    assert len(found) == 1, diagnose(state, backend=SQLITE).findings
     return found[0]
 
 
@@ -154,18 +157,18 @@ def test_a_crafted_state_dir_yields_its_finding_with_its_severity(tmp_path: Path
     craft, severity = CRAFTED[code]
     craft(tmp_path / "state")
     found = findings(tmp_path / "state", code)
-    assert found, diagnose(tmp_path / "state").findings
+    assert found, diagnose(tmp_path / "state", backend=SQLITE).findings
     assert {f.severity for f in found} == {severity}
 
 
 def test_a_healthy_state_dir_has_only_info_findings_and_orders_errors_first(tmp_path: Path) -> None:
     state = tmp_path / "state"
     make_realm(state)
-    healthy = diagnose(state)
+    healthy = diagnose(state, backend=SQLITE)
     assert not healthy.has_errors and {f.severity for f in healthy.findings} == {"info"}
     write(state / "elephant-memory-state.json", b"{}")
     write(state / "memory-ledger-state.tmp")
-    severities = [f.severity for f in diagnose(state).findings]
+    severities = [f.severity for f in diagnose(state, backend=SQLITE).findings]
     assert severities == sorted(severities, key=["error", "warning", "info"].index)
 
 
@@ -201,7 +204,7 @@ def test_a_legacy_only_agent_memory_root_is_inventoried_in_place(tmp_path: Path)
     state = tmp_path / "state"
     make_realm(state)
     (state / "agent-memory").rename(state / "agent-memory-sqlite")
-    diagnosis = diagnose(state)
+    diagnosis = diagnose(state, backend=SQLITE)
     assert "legacy-agent-memory-root" in diagnosis.codes()
     assert [entry.path for entry in diagnosis.inventory] == [
         state / "agent-memory-sqlite" / "default.sqlite3"
@@ -279,7 +282,7 @@ def test_pending_markdown_is_no_longer_reported_once_the_runtime_imported_it(tmp
         [record] = MetaHandle(runtime).recall_agent_memory("alice", selection="always")
     assert record.memory_id == "legacy-1"
     assert findings(state, "legacy-markdown-pending") == []
-    assert [e.records for e in diagnose(state).inventory] == [
+    assert [e.records for e in diagnose(state, backend=SQLITE).inventory] == [
         {"active": 1, "quarantined": 0, "superseded": 0, "tombstoned": 0}
     ]
 
@@ -292,7 +295,7 @@ def test_realm_files_whose_stem_does_not_decode_are_warned_about_and_not_invento
 ) -> None:
     state = tmp_path / "state"
     write(state / "agent-memory" / name)
-    diagnosis = diagnose(state)
+    diagnosis = diagnose(state, backend=SQLITE)
     [finding] = [f for f in diagnosis.findings if f.code == "realm-name-undecodable"]
     assert finding.path == state / "agent-memory" / name and diagnosis.inventory == []
 
@@ -324,7 +327,7 @@ def test_unreadable_realm_files_are_errors_with_an_unknown_inventory_row(
 ) -> None:
     state = tmp_path / "state"
     craft(state)
-    diagnosis = diagnose(state)
+    diagnosis = diagnose(state, backend=SQLITE)
     [finding] = [f for f in diagnosis.findings if f.code == "realm-unreadable"]
     assert (finding.realm, finding.path) == ("default", state / "agent-memory" / "default.sqlite3")
     assert words in finding.message
@@ -342,7 +345,7 @@ def test_unreadable_realm_files_are_errors_with_an_unknown_inventory_row(
 def test_an_empty_realm_file_is_damage_that_the_runtime_refuses_too(tmp_path: Path) -> None:
     state = tmp_path / "state"
     write(state / "agent-memory" / "default.sqlite3")
-    diagnosis = diagnose(state)
+    diagnosis = diagnose(state, backend=SQLITE)
     assert diagnosis.has_errors and "realm-damaged" in diagnosis.codes()
     assert {"schema-upgrade-pending", "realm-ok"}.isdisjoint(diagnosis.codes())
     assert diagnosis.inventory[0].schema_version is None
@@ -354,7 +357,7 @@ def test_an_empty_realm_file_is_damage_that_the_runtime_refuses_too(tmp_path: Pa
 def test_a_schema_newer_than_supported_is_an_error_and_the_runtime_refuses_the_realm(tmp_path: Path) -> None:
     state = tmp_path / "state"
     make_newer_realm(state)
-    diagnosis = diagnose(state)
+    diagnosis = diagnose(state, backend=SQLITE)
     assert "schema-newer-than-supported" in diagnosis.codes() and "realm-ok" not in diagnosis.codes()
     assert diagnosis.inventory[0].schema_version == SCHEMA_VERSION + 1
     with MetaRuntime.open(state) as runtime, pytest.raises(StoreCorrupt):
@@ -368,11 +371,11 @@ def test_an_older_schema_is_reported_pending_and_is_current_after_the_runtime_op
     make_old_realm(state)
     pending = only(state, "schema-upgrade-pending")
     assert f"version {SCHEMA_VERSION - 1}" in pending.message and pending.realm == "default"
-    assert diagnose(state).inventory[0].schema_version == SCHEMA_VERSION - 1
+    assert diagnose(state, backend=SQLITE).inventory[0].schema_version == SCHEMA_VERSION - 1
     with MetaRuntime.open(state) as runtime:
         MetaHandle(runtime).recall_agent_memory("alice", selection="always")
     assert findings(state, "schema-upgrade-pending") == []
-    assert diagnose(state).inventory[0].schema_version == SCHEMA_VERSION
+    assert diagnose(state, backend=SQLITE).inventory[0].schema_version == SCHEMA_VERSION
 
 
 def test_a_wal_without_its_shm_is_read_immutable_and_says_the_wal_was_not_read(tmp_path: Path) -> None:
@@ -390,7 +393,7 @@ def test_realm_ok_reports_schema_and_counts_for_every_realm(tmp_path: Path) -> N
     state = tmp_path / "state"
     make_realm(state, "default")
     make_realm(state, "ops team")
-    diagnosis: Diagnosis = diagnose(state)
+    diagnosis: Diagnosis = diagnose(state, backend=SQLITE)
     oks = {f.realm: f.message for f in diagnosis.findings if f.code == "realm-ok"}
     assert set(oks) == {"default", "ops team"}
     assert f"schema version {SCHEMA_VERSION}" in oks["default"] and "1 active" in oks["default"]
@@ -400,7 +403,7 @@ def test_realm_ok_reports_schema_and_counts_for_every_realm(tmp_path: Path) -> N
 def test_paths_with_uri_characters_are_opened_as_the_files_they_name(tmp_path: Path) -> None:
     state = tmp_path / "odd ?#% dir&mode=rwc"
     make_realm(state, "what?#%")
-    diagnosis = diagnose(state)
+    diagnosis = diagnose(state, backend=SQLITE)
     assert not diagnosis.has_errors
     assert [(e.realm, e.schema_version) for e in diagnosis.inventory] == [("what?#%", SCHEMA_VERSION)]
     assert sorted(p.name for p in (state / "agent-memory").iterdir()) == [
@@ -413,7 +416,7 @@ def test_file_names_that_are_not_utf8_are_reported_in_encodable_text(tmp_path: P
     state = tmp_path / "state"
     (state / "agent-memory").mkdir(parents=True)
     write(Path(os.fsdecode(os.fsencode(state / "agent-memory") + b"/\xff.sqlite3")))
-    wire = diagnose(state).to_wire()
+    wire = diagnose(state, backend=SQLITE).to_wire()
     [finding] = [f for f in wire["diagnosis"]["findings"] if f["code"] == "realm-name-undecodable"]
     assert finding["path"] == f"{state / 'agent-memory'}/\ufffd.sqlite3"
     json.dumps(wire, ensure_ascii=False).encode("utf-8")
@@ -429,7 +432,7 @@ def test_the_inventory_counts_the_recall_index_backlog_and_its_unmerged_records(
     state = tmp_path / "state"
 
     def index_columns() -> tuple[int | None, int | None]:
-        [entry] = diagnose(state).inventory
+        [entry] = diagnose(state, backend=SQLITE).inventory
         return entry.pending_index, entry.unmerged_index
 
     with MetaRuntime.open(state, clock=clock) as runtime:

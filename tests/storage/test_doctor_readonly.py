@@ -16,9 +16,12 @@ from typing import Any
 import pytest
 
 from meta_memory.errors import StorageRefused
+from meta_memory.memory.sqlite.doctor import SqliteDoctor
 from meta_memory.runtime import MetaRuntime
 from meta_memory.sdk import MetaHandle
 from meta_memory.storage.doctor import diagnose
+
+SQLITE = SqliteDoctor()
 
 Snapshot = dict[str, tuple[str, int, bytes]]
 
@@ -97,7 +100,7 @@ def test_a_cold_dir_full_of_findings_is_left_byte_for_byte_as_it_was(tmp_path: P
     write(state / "agent-memory-sqlite" / "old.sqlite3", b"")
     before = snapshot(state)
 
-    diagnosis = diagnose(state, "alice")
+    diagnosis = diagnose(state, "alice", backend=SQLITE)
 
     assert snapshot(state) == before
     assert diagnosis.has_errors and len(diagnosis.inventory) == 4
@@ -120,7 +123,7 @@ def test_beside_a_live_runtime_the_doctor_reads_the_wal_and_changes_nothing_but_
     )
     before = snapshot(state, skip=shared)
 
-    diagnosis = diagnose(state, "alice")
+    diagnosis = diagnose(state, "alice", backend=SQLITE)
 
     assert snapshot(state, skip=shared) == before
     [entry] = diagnosis.inventory
@@ -159,5 +162,5 @@ def test_a_wal_without_its_shm_is_read_without_creating_the_shm(tmp_path: Path) 
         MetaHandle(runtime).remember_agent_memory("alice", title="Deploys", body="Deploys on Tuesdays.")
     write(state / "agent-memory" / "default.sqlite3-wal")
     before = snapshot(state)
-    assert "realm-read-immutable" in diagnose(state).codes()
+    assert "realm-read-immutable" in diagnose(state, backend=SQLITE).codes()
     assert snapshot(state) == before

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .. import backends
 from ..access import ANONYMOUS, Principal, authorize_method, method_access
 from ..access.actions import TIMELINE_READ
 from ..access.keys import key_scope, refuse_outside_realms
@@ -237,6 +238,7 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
         return runtime.agent_memory
 
     am = runtime.config.agent_memory
+    doctor = backends.store_doctor(runtime.config)
 
     def status(_: None, ctx: CallContext) -> dict[str, Any]:
         return {**runtime.status(), "storage": storage_census(runtime).to_wire()}
@@ -343,7 +345,7 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             )
         # The live census describes this runtime's own directory only; any other is diagnosed cold.
         census = storage_census(runtime) if own else None
-        return diagnose(p.state_dir, p.identity, census=census).to_wire()
+        return diagnose(p.state_dir, p.identity, backend=doctor, census=census).to_wire()
 
     def timeline_query(p: TimelineQuery, ctx: CallContext) -> dict[str, Any]:
         if runtime.timeline is None:

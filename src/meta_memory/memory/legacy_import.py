@@ -1,4 +1,4 @@
-"""One-time import of a realm's legacy per-identity markdown files into its SQLite store.
+"""One-time import of a realm's legacy per-identity markdown files into its realm store.
 
 Runs when a realm is first opened. Each ``<realm dir>/<enc(identity)>.md`` is parsed and
 its records go through the store validator in one transaction (ids, tags and timestamps
@@ -21,7 +21,7 @@ from ..storage.layout import decode_component
 from .legacy_markdown import MAX_LEGACY_FILE_BYTES, parse_legacy_markdown
 from .params import IDENTITY_MAX_BYTES
 from .records import Author, Provenance, Record, RecordKind, Scope, Status, Trust, content_hash
-from .sqlite.store import SqliteRealmStore
+from .store import RealmStore
 
 __all__ = ["ImportReport", "import_legacy_realm", "pending_legacy_files"]
 
@@ -63,7 +63,7 @@ def _rename(path: Path, suffix: str) -> None:
 
 
 def import_legacy_realm(
-    store: SqliteRealmStore, legacy_dir: Path, *, clock: Clock, progress: ProgressFn | None = None
+    store: RealmStore, legacy_dir: Path, *, clock: Clock, progress: ProgressFn | None = None
 ) -> ImportReport:
     """Import every pending ``*.md`` of ``legacy_dir`` into ``store``."""
     report = ImportReport()

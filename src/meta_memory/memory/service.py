@@ -41,10 +41,8 @@ from .records import (
     content_hash,
     new_memory_id,
 )
-from .sqlite.budget import OpenRealmBudget
-from .sqlite.index_worker import IndexWorkerProcess
-from .sqlite.store import SqliteRealmStore
-from .store import InjectionRow
+from .rows import InjectionRow
+from .store import RealmStore, RealmStoreFactory
 from .validator import CreateOp, WriteBatch, validate_fields
 
 __all__ = ["AgentDraft", "AgentMemory", "InjectionResult"]
@@ -82,40 +80,33 @@ class AgentMemory:
         root: Path,
         config: AgentMemoryConfig,
         *,
+        stores: RealmStoreFactory,
         clock: Clock,
         events: EventSink,
         provider: RecallProvider | None = None,
-        serving: bool = False,
     ) -> None:
-        """``serving``: the runtime is a gateway's, so ``index_worker = "auto"`` means a helper
-        process builds the recall index (index_worker.py)."""
+        """``stores``: the backend's factory of realm stores (chosen by ``agent_memory.store``);
+        ``root``: the agent-memory root of the state dir, where legacy markdown is imported from."""
         self.layout = layout
         self.root = root
         self.config = config
+        self.stores = stores
         self.clock = clock
         self.events = events
         self.provider: RecallProvider = provider or LexicalRecallProvider()
-        self._stores: dict[str, SqliteRealmStore] = {}
-        # At most this many realms keep their files open at once (budget.py).
-        self._budget = OpenRealmBudget(config.max_open_realms)
+        self._stores: dict[str, RealmStore] = {}
         self.import_reports: dict[str, ImportReport] = {}
         self._open_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="meta-recall")
-        mode = config.index_worker
-        self.index_worker = (
-            IndexWorkerProcess() if mode == "process" or (mode == "auto" and serving) else None
-        )
-        if self.index_worker is not None:
-            self.index_worker.start()  # its start-up overlaps ours, not the first writes
 
     # -- realms --------------------------------------------------------------------
 
-    def store(self, realm: str, *, progress: ProgressFn | None = None) -> SqliteRealmStore:
+    def store(self, realm: str, *, progress: ProgressFn | None = None) -> RealmStore:
         """The realm's store, opened (and its legacy markdown imported) on first access.
 
         Raises:
             InvalidParams: ``realm`` breaks the realm rule (names.py).
-            StoreCorrupt: the realm's file is damaged; other realms are unaffected.
+            StoreCorrupt: the realm's storage is damaged; other realms are unaffected.
         """
         store = self._stores.get(realm)
         if store is not None:
@@ -126,16 +117,7 @@ class AgentMemory:
         with self._open_lock:
             store = self._stores.get(realm)
             if store is None:
-                path = self.layout.realm_db_path(realm, self.root)
-                store = SqliteRealmStore(
-                    path,
-                    realm,
-                    clock=self.clock,
-                    durability=self.config.durability,
-                    index_worker=self.index_worker,
-                    shown_as=str(path.relative_to(self.layout.root)),
-                    budget=self._budget,
-                )
+                store = self.stores.open_realm(realm)
                 legacy_dir = self.layout.realm_legacy_markdown_dir(realm, self.root)
                 if legacy_dir.is_dir():
                     self.import_reports[realm] = import_legacy_realm(
@@ -144,16 +126,18 @@ class AgentMemory:
                 self._stores[realm] = store
         return store
 
+    def realms(self) -> list[str]:
+        """Every realm that has a store, sorted (nothing is created)."""
+        return self.stores.realms()
+
+    def has_realm(self, realm: str) -> bool:
+        return self.stores.has_realm(realm)
+
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
-        # The indexing process first: the stores' connections are then the last ones open on
-        # their files, and closing them checkpoints and removes each WAL.
-        if self.index_worker is not None:
-            self.index_worker.close()
         with self._open_lock:
-            for store in self._stores.values():
-                store.close()
             self._stores.clear()
+            self.stores.close()  # closes the stores it opened, in the order its backend needs
 
     # -- the API (typed requests, parsed at the dispatcher boundary by memory/params.py) ---
 

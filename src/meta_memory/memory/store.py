@@ -1,114 +1,319 @@
-"""The realm-store interface: everything recall, review, sessions and the panel need from storage.
+"""The realm-store seam: everything the domain needs from storage, and nothing of how it is kept.
 
-One :class:`RealmStore` holds one realm. The bundled implementation is SQLite
-(:mod:`meta_memory.memory.sqlite`); a PostgreSQL implementation can sit behind the same
-protocol without touching its callers. No SQL appears outside a store implementation.
+One :class:`RealmStore` holds one realm. Writes go through a unit of work,
+:meth:`RealmStore.transaction`: a :class:`RealmTxn` gives every write a subsystem makes (apply a
+batch through the one validator with its audit rows, savepoints, the review evidence, proposals,
+harvests, dream runs, usage verdicts, gated promotions) inside one transaction that commits or
+rolls back whole. Reads come as three protocols: recall's (:class:`RealmStore` itself), the
+panel's (:class:`PanelReads`) and the steward's (:class:`StewardReads`), every row in the
+domain's own types (rows.py). A :class:`RealmStoreFactory` opens realms for agent memory.
+
+The bundled backends are the SQLite realm files (:mod:`meta_memory.memory.sqlite`, the embedded
+default) and PostgreSQL (:mod:`meta_memory.memory.postgres`, for several gateways on one
+database). No SQL, and no driver, appears outside a backend.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .recall.index import TermIndex
 from .records import Author, Record, Scope
+from .rows import (
+    ChainLinks,
+    CommitResult,
+    DreamRunRow,
+    DreamSummaryRow,
+    HarvestRow,
+    InjectionEntry,
+    InjectionRow,
+    PromotionEntry,
+    PromotionRow,
+    ProposalRow,
+    ProposalState,
+    QueueLimits,
+    QueueRows,
+    RecordAccess,
+    RecordFilter,
+    RecordKey,
+    RecordRow,
+    RecordsPage,
+    ScopeCounts,
+    VerdictRow,
+)
 from .validator import WriteBatch
 
-__all__ = ["CommitResult", "HarvestItem", "InjectionRow", "ProposalItem", "RealmStore", "RealmStoreFactory"]
+__all__ = ["PanelReads", "RealmStore", "RealmStoreFactory", "RealmTxn", "StewardReads"]
 
 
-@dataclass(frozen=True)
-class ProposalItem:
-    """A pending (or held) proposal for mob or operator scope. Its text is untrusted data."""
+class RealmTxn(Protocol):
+    """One write transaction of one realm: every write the domain makes, committed together.
 
-    proposal_id: str
-    scope_kind: str
-    scope_key: str
-    kind: str
-    title: str
-    description: str
-    body: str
-    tags: tuple[str, ...]
-    author: Mapping[str, Any]
-    status: str
-    tainted: bool
-    created_at_ms: int
-    duplicate_of: str | None = None
+    Obtained from :meth:`RealmStore.transaction`; it commits when the ``with`` block ends and
+    rolls back whole when it raises. Reads through it see the transaction's own writes.
+    """
 
-
-@dataclass(frozen=True)
-class HarvestItem:
-    """An exit interview: a retired identity's session and its active identity-scoped records."""
-
-    identity: str
-    session_key: str
-    cause: str
-    retired_at_ms: int
-    records: tuple[Record, ...] = ()
-
-
-@dataclass(frozen=True)
-class CommitResult:
-    """What a committed batch left behind. ``deduplicated``: an identical active record
-    already existed and was returned instead of a new one (nothing was written)."""
-
-    records: tuple[Record, ...]
-    deduplicated: bool = False
-    audit_seq: int | None = None
-
-
-@dataclass(frozen=True)
-class InjectionRow:
-    record_id: str
-    identity: str
-    session_key: str | None
-    surface: str  # "build" | "turn"
-    at_ms: int
-
-
-class RealmStore(Protocol):
     realm: str
 
-    def commit(self, batch: WriteBatch, *, dedup: bool = False) -> CommitResult:
-        """Validate and apply ``batch`` in one transaction with one audit row per op.
-
-        With ``dedup``, a single create whose content hash matches an active record of the
-        same scope returns that record and writes nothing.
-        """
-        ...
-
-    def forget(self, scope: Scope, memory_id: str, author: Author) -> bool:
-        """Tombstone ``memory_id`` if it is live in ``scope``; ``False`` if missing,
-        already tombstoned or in another scope (nothing written then)."""
+    def now_ms(self) -> int:
+        """The store's clock."""
         ...
 
     def get(self, memory_id: str) -> Record | None: ...
+
+    def apply(self, batch: WriteBatch, *, review: dict[str, Any] | None = None) -> CommitResult:
+        """Validate ``batch`` (the one validator, against this transaction's view) and apply it,
+        with one audit row per op; ``review``: the quarantine review it carries out, held by
+        each audit row as the evidence a replay is recognized by.
+
+        Raises:
+            WriteRefused: the validator refused the batch (nothing of it was applied).
+        """
+        ...
+
+    def validate(self, batch: WriteBatch) -> None:
+        """Run the validator on ``batch`` without applying it (staged promotions).
+
+        Raises:
+            WriteRefused: the rule it breaks.
+        """
+        ...
+
+    def savepoint(self) -> AbstractContextManager[None]:
+        """A savepoint: an exception in the block undoes only the block's writes, then propagates."""
+        ...
+
+    def active_duplicate(self, record: Record) -> Record | None:
+        """The active record of ``record``'s scope with the same content hash, if any."""
+        ...
+
+    def prior_review(self, memory_id: str) -> dict[str, Any] | None:
+        """The last quarantine review of ``memory_id`` as its audit evidence holds it
+        (``{audit_token, decided_at_ms, review}``), or ``None``: only a review's own audit row
+        counts, never a plain forget."""
+        ...
+
+    # -- proposals, harvests, dream runs, usage verdicts ----------------------------------------
+
+    def proposal(self, proposal_id: str) -> ProposalState | None: ...
+
+    def set_proposal_status(self, proposal_id: str, status: str, now_ms: int) -> None: ...
+
+    def complete_harvest(self, identity: str, session_key: str) -> None: ...
+
+    def start_run(self, run_id: str, partition: str, now_ms: int) -> None: ...
+
+    def finish_run(self, run_id: str, now_ms: int, ops_committed: int, detail: dict[str, Any]) -> None: ...
+
+    def add_audit_verdicts(
+        self, run_id: str, verdicts: Sequence[tuple[str, str, str | None]], now_ms: int
+    ) -> None:
+        """``(record_id, verdict, rationale)`` rows awaiting an operator."""
+        ...
+
+    # -- gated promotions ------------------------------------------------------------------------
+
+    def pending_promotions_of(self, record_id: str) -> list[PromotionRow]:
+        """The pending promotions whose source is ``record_id``, oldest first."""
+        ...
+
+    def insert_promotion(self, row: PromotionRow, staged: dict[str, Any]) -> None:
+        """A mapping row and its staged batch (kept by ``row.stage_token``)."""
+        ...
+
+    def promotion(self, pending_id: str) -> PromotionRow | None: ...
+
+    def staged_batch(self, stage_token: str) -> dict[str, Any] | None: ...
+
+    def resolve_promotion(self, row: PromotionRow, status: str, now_ms: int) -> None:
+        """Leave ``pending`` for ``committed | denied | expired``; the staged batch is discarded."""
+        ...
+
+    def rekey_promotion(self, pending_id: str, next_pending_id: str) -> bool:
+        """Move a pending promotion to a new pending id; False when it is no longer pending."""
+        ...
+
+    def overdue_promotions(self, created_before_ms: int) -> list[PromotionRow]: ...
+
+    def collect_stale_stages(self, now_ms: int) -> int:
+        """Drop staged batches older than a day that no pending promotion references."""
+        ...
+
+
+class PanelReads(Protocol):
+    """One realm as the console's panel reads it. Every list is newest first, at most ``limit``.
+    ``records_page`` returns rows strictly past the cursor it is given, and a ``next_cursor``
+    past that cursor too (the listing refuses a store whose cursor does not move)."""
+
+    realm: str
+
+    def records_page(self, where: RecordFilter, after: RecordKey | None, limit: int) -> RecordsPage: ...
+
+    def get(self, memory_id: str) -> Record | None: ...
+
+    def record_access(self, memory_ids: Iterable[str]) -> dict[str, RecordAccess]: ...
+
+    def supersede_chain(self, memory_id: str, max_hops: int) -> ChainLinks: ...
+
+    def record_injections_of(
+        self, memory_id: str, before: tuple[int, int] | None, limit: int
+    ) -> list[InjectionEntry]:
+        """One record's injection-ledger rows, newest first, strictly before ``(at_ms, seq)``."""
+        ...
+
+    def quarantined(self, limit: int) -> list[RecordRow]: ...
+
+    def pending_promotions(self, limit: int) -> list[PromotionEntry]: ...
+
+    def proposal_scopes(self, proposal_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        """The scope of each proposal a gated promotion was made from."""
+        ...
+
+    def pending_proposals(self, limit: int) -> list[ProposalRow]: ...
+
+    def injections(self, limit: int) -> list[InjectionEntry]: ...
+
+    def pending_harvests(self, limit: int) -> list[HarvestRow]: ...
+
+    def open_verdicts(self, limit: int) -> list[VerdictRow]: ...
+
+    def scope_counts(self) -> list[ScopeCounts]: ...
+
+    def dream_summaries(self, limit: int) -> list[DreamSummaryRow]: ...
+
+    def dream_runs(self, limit: int) -> list[DreamRunRow]: ...
+
+    def holds_quarantine_evidence(self) -> bool:
+        """Whether the realm holds content that was ever quarantined (the dream-history rule)."""
+        ...
+
+    def realm_scopes(self) -> set[tuple[str, str]]:
+        """Every memory scope the realm names (records, proposals, gated promotions, harvests)."""
+        ...
+
+
+class StewardReads(Protocol):
+    """What the memory steward reads of one realm outside its write transactions."""
+
+    def gather(self, *, identities: Collection[str] | None, mob: str | None, limits: QueueLimits) -> QueueRows:
+        """What waits for a dream, oldest first, within ``limits``; ``identities`` restricts
+        quarantined records and harvests (a mob partition), ``mob`` proposals. Sources waiting on
+        a pending gate are left out."""
+        ...
+
+    def identity_keys(self) -> list[str]:
+        """Every identity the realm holds a scope or a harvest for."""
+        ...
+
+    def signal_count(self, *, identities: Collection[str] | None, mob: str | None) -> int:
+        """Quarantined identity records and open proposals waiting for a dream."""
+        ...
+
+    def run_stats(self, partition: str, since_ms: int) -> tuple[int, int | None]:
+        """(runs started at or after ``since_ms``, the latest start) for one partition."""
+        ...
+
+
+class RealmStore(PanelReads, StewardReads, Protocol):
+    """One realm's storage: the unit of work for writes, and the reads of recall, the panel and
+    the steward."""
+
+    realm: str
+
+    def transaction(self) -> AbstractContextManager[RealmTxn]:
+        """One write transaction (the realm's writes serialize on it)."""
+        ...
+
+    def commit(self, batch: WriteBatch, *, dedup: bool = False) -> CommitResult:
+        """:meth:`RealmTxn.apply` in a transaction of its own. With ``dedup``, a single create
+        whose content hash matches an active record of its scope returns that record instead
+        (``deduplicated``) and writes nothing."""
+        ...
+
+    def forget(self, scope: Scope, memory_id: str, author: Author) -> bool:
+        """Tombstone ``memory_id`` if it is live in ``scope``; ``False`` if missing, already
+        tombstoned or in another scope (nothing written then)."""
+        ...
+
+    def create_proposal(
+        self,
+        *,
+        proposal_id: str,
+        scope: Scope,
+        kind: str,
+        title: str,
+        description: str,
+        body: str,
+        tags: Sequence[str],
+        author: Author,
+        tainted: bool,
+    ) -> None:
+        """Queue a pending proposal for mob or operator scope, with one audit row."""
+        ...
+
+    def add_harvest(self, identity: str, session_key: str, cause: str, retired_at_ms: int) -> None:
+        """Queue an exit interview of a retired identity's session (idempotent per session)."""
+        ...
+
+    def import_records(
+        self,
+        file_name: str,
+        author: Author,
+        records: Sequence[Record],
+        malformed: Sequence[tuple[str | None, str]],
+    ) -> tuple[int, int]:
+        """Import one legacy file's records in one transaction; safe to run again. Returns
+        (imported, skipped)."""
+        ...
+
+    def record_injections(self, rows: Sequence[InjectionRow]) -> None:
+        """Append injection-ledger rows and count the usage, in one transaction."""
+        ...
 
     def newest_active(self, scope: Scope, limit: int) -> list[Record]:
         """Active records of ``scope``, updated desc, created desc, id desc."""
         ...
 
-    def term_index(self, scope: Scope) -> TermIndex:
-        """The recall index of ``scope``'s active records, caught up with every write so far."""
-        ...
-
     def reading_index(self, scope: Scope) -> AbstractContextManager[TermIndex]:
-        """:meth:`term_index` as one consistent read view until the block ends (a ranking's
-        statistics and postings then come from the same state of the index)."""
+        """The recall index of ``scope``'s active records, caught up with every write so far, as
+        one consistent read view until the block ends."""
         ...
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]: ...
 
-    def mark_recalled(self, memory_ids: Iterable[str], at_ms: int) -> None: ...
+    def mark_recalled(self, memory_ids: Iterable[str], at_ms: int) -> None:
+        """Count an explicit recall of each record (statistics: a crash may lose the last few)."""
+        ...
 
-    def record_injections(self, rows: Sequence[InjectionRow]) -> None:
-        """Append injection-ledger rows and count the usage, in one transaction."""
+    def audit_rows(self, record_id: str | None = None) -> list[dict[str, Any]]:
+        """Every audit row (of one record), oldest first."""
         ...
 
     def close(self) -> None: ...
 
 
 class RealmStoreFactory(Protocol):
-    def open_realm(self, realm: str) -> RealmStore: ...
+    """Where agent memory's realm stores come from: one backend, chosen by config."""
+
+    def open_realm(self, realm: str) -> RealmStore:
+        """The realm's store, created if it has none yet.
+
+        Raises:
+            StoreCorrupt: the realm's storage exists but cannot be served.
+        """
+        ...
+
+    def realms(self) -> list[str]:
+        """Every realm that has a store, sorted (nothing is created)."""
+        ...
+
+    def has_realm(self, realm: str) -> bool:
+        """Whether ``realm`` has a store (nothing is created)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the factory holds (connections, helper processes); stores are closed by
+        their owner first."""
+        ...

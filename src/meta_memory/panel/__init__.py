@@ -14,7 +14,7 @@ from .listings import FLOOR_BYTES, FLOOR_RECORDS
 from .params import DREAMS_LIMIT, LISTING_LIMIT, RECORDS_LIMIT, Limit, format_cursor, parse_cursor
 from .records import CHAIN_MAX, RECORD_INJECTIONS_MAX, StoreCursorStalled
 from .service import PANEL_METHODS, MemoryPanel, PanelMethod
-from .store import AgentMemorySource, PanelSource, PanelStore, SqlitePanelStore
+from .store import AgentMemorySource, PanelSource, PanelStore
 from .visibility import Viewer
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
     "PanelMethod",
     "PanelSource",
     "PanelStore",
-    "SqlitePanelStore",
     "StoreCursorStalled",
     "Viewer",
     "format_cursor",

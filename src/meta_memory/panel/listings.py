@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..memory.sqlite.panel import InjectionEntry, PromotionEntry, RecordAccess
+from ..memory.rows import InjectionEntry, PromotionEntry, RecordAccess
 from .params import ListingParams
 from .records import injection_to_wire, row_to_wire
 from .store import PanelSource, PanelStore, stores_for
@@ -139,7 +139,7 @@ def overview(source: PanelSource, viewer: Viewer, p: ListingParams) -> dict[str,
             "floor_pressure": c.active >= FLOOR_RECORDS or c.body_bytes >= FLOOR_BYTES,
         }
         for s in stores
-        for c in s.scope_overview()
+        for c in s.scope_counts()
         if viewer.scope(c.scope_kind, c.scope_key)
     ]
     return {
@@ -152,7 +152,7 @@ def overview(source: PanelSource, viewer: Viewer, p: ListingParams) -> dict[str,
 def proposals(source: PanelSource, viewer: Viewer, p: ListingParams) -> dict[str, Any]:
     """``meta/memory/panel/proposals``: pending proposals' metadata (never a body) and their taint."""
     stores = stores_for(source, p.realm)
-    picked = newest_first(stores, lambda s: s.proposals(p.limit), lambda r: r.created_at_ms, p.limit)
+    picked = newest_first(stores, lambda s: s.pending_proposals(p.limit), lambda r: r.created_at_ms, p.limit)
     return {
         "proposals": [
             {
@@ -195,7 +195,7 @@ def injections(source: PanelSource, viewer: Viewer, p: ListingParams) -> dict[st
 def harvests(source: PanelSource, viewer: Viewer, p: ListingParams) -> dict[str, Any]:
     """``meta/memory/panel/harvests``: pending exit-interview harvests, by identity."""
     stores = stores_for(source, p.realm)
-    picked = newest_first(stores, lambda s: s.harvests(p.limit), lambda r: r.retired_at_ms, p.limit)
+    picked = newest_first(stores, lambda s: s.pending_harvests(p.limit), lambda r: r.retired_at_ms, p.limit)
     return {
         "harvests": [
             {
@@ -215,7 +215,7 @@ def harvests(source: PanelSource, viewer: Viewer, p: ListingParams) -> dict[str,
 def audit_verdicts(source: PanelSource, viewer: Viewer, p: ListingParams) -> dict[str, Any]:
     """``meta/memory/panel/audit_verdicts``: open usage-audit verdicts, by their record."""
     stores = stores_for(source, p.realm)
-    picked = newest_first(stores, lambda s: s.audit_verdicts(p.limit), lambda r: r.created_at_ms, p.limit)
+    picked = newest_first(stores, lambda s: s.open_verdicts(p.limit), lambda r: r.created_at_ms, p.limit)
     access = _record_access(picked, lambda r: r.record_id)
     return {
         "verdicts": [

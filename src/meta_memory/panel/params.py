@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import InvalidParams
 from ..memory.params import parse_identity, parse_realm
 from ..memory.records import ScopeKind, Status
-from ..memory.sqlite.panel import RecordFilter, RecordKey
+from ..memory.rows import RecordFilter, RecordKey
 
 __all__ = [
     "DREAMS_LIMIT",

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import InternalError, UnknownRecord
 from ..memory.records import Record
-from ..memory.sqlite.panel import InjectionEntry, RecordFilter, RecordKey, RecordRow
+from ..memory.rows import InjectionEntry, RecordFilter, RecordKey, RecordRow
 from .params import RecordParams, RecordsParams, format_cursor
 from .store import PanelSource, PanelStore, stores_for
 from .visibility import Viewer
@@ -228,7 +228,7 @@ def _injections(store: PanelStore, viewer: Viewer, record: Record) -> list[dict[
     out: list[dict[str, Any]] = []
     before: tuple[int, int] | None = None
     while len(out) < RECORD_INJECTIONS_MAX:
-        batch = store.record_injections(record.id, before, _INJECTION_BATCH)
+        batch = store.record_injections_of(record.id, before, _INJECTION_BATCH)
         out.extend(injection_to_wire(store.realm, r) for r in batch if viewer.identity(r.identity))
         if len(batch) < _INJECTION_BATCH:
             break
@@ -245,7 +245,7 @@ def record_detail(source: PanelSource, viewer: Viewer, p: RecordParams) -> dict[
         AccessDenied: -32030 naming the governing action.
     """
     stores = stores_for(source, p.realm)
-    found = [(s, r) for s in stores if (r := s.record(p.memory_id)) is not None]
+    found = [(s, r) for s in stores if (r := s.get(p.memory_id)) is not None]
     if not found:
         raise UnknownRecord(f"unknown memory record '{p.memory_id}'")
     readable = [(s, r) for s, r in found if viewer.record(r)]

@@ -20,7 +20,7 @@ from ..access.actions import (
 )
 from ..errors import AccessDenied
 from ..memory.records import Record
-from ..memory.sqlite.panel import RecordAccess, RecordRow
+from ..memory.rows import RecordAccess, RecordRow
 
 __all__ = ["Viewer"]
 

@@ -16,7 +16,7 @@ from ..errors import InvalidParams
 from ..events import EventSink
 from ..memory.params import parse_identity, parse_realm
 from ..memory.service import AgentMemory
-from ..memory.sqlite.review import ReviewOutcome, review_quarantined
+from .rules import ReviewOutcome, review_quarantined
 
 __all__ = ["RATIONALE_MAX_BYTES", "DecideParams", "QuarantineReview", "parse_decide_params"]
 

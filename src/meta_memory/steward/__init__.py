@@ -4,7 +4,8 @@ to mob scope with their ``pending → committed | denied | expired`` lifecycle, 
 scheduler. ``model`` holds the vocabulary, ``reviewer`` the seam and the deterministic default,
 ``openai_compat`` the chat-completions adapter, ``steward`` the dream, ``verdicts`` how verdicts
 apply, ``promotions`` the gate flow, ``staging`` staged batches as JSON, ``scheduler`` the cadence.
-The SQL behind it lives with the store, in ``memory/sqlite/steward_rows.py``.
+Every write goes through a realm store's unit of work (``RealmStore.transaction()``), every read through
+its ``StewardReads``: the steward knows no backend.
 """
 
 from __future__ import annotations

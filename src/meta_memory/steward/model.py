@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 from ..errors import InvalidParams
 from ..memory.params import parse_optional_name, parse_realm
 from ..memory.records import Record
-from ..memory.store import HarvestItem, ProposalItem
+from ..memory.rows import HarvestItem, ProposalItem
 
 __all__ = [
     "HARVESTS_MAX",

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import sqlite3
 import threading
 from dataclasses import dataclass, replace
 from typing import Any
@@ -27,11 +26,11 @@ from ..errors import MetaError, WriteRefused
 from ..events import SYSTEM_IDENTITY, EventSink
 from ..gating import Gating, Resolution
 from ..memory.records import Record, Status
+from ..memory.rows import PromotionRow
 from ..memory.service import AgentMemory
-from ..memory.sqlite import steward_rows as rows
-from ..memory.sqlite.review import PROMOTION_EXPIRY_MS
-from ..memory.sqlite.store import SqliteRealmStore, _TxnView
-from ..memory.validator import CreateOp, WriteBatch, validate_batch
+from ..memory.store import RealmStore, RealmTxn
+from ..memory.validator import CreateOp, WriteBatch
+from ..review import PROMOTION_EXPIRY_MS
 from .staging import batch_from_json, batch_to_json
 
 __all__ = [
@@ -113,16 +112,16 @@ class Promotions:
                 the gate could not be opened.
         """
         store = self._memory.store(staged.realm)
-        with store._write() as db:
-            provisional = self.stage_in_txn(store, db, staged)
+        with store.transaction() as txn:
+            provisional = self.stage_in_txn(txn, staged)
         pending_id, reason = self.open_gate(staged, provisional)
         if pending_id is None:
             raise StageRefused(reason or "gate_not_opened")
         return pending_id
 
-    def stage_in_txn(self, store: SqliteRealmStore, db: sqlite3.Connection, staged: StagedPromotion) -> str:
+    def stage_in_txn(self, txn: RealmTxn, staged: StagedPromotion) -> str:
         """Validate and write a promotion's staged batch and mapping row inside the caller's open
-        write transaction ``db``. The mapping row is keyed by a provisional pending id until
+        write transaction ``txn``. The mapping row is keyed by a provisional pending id until
         :meth:`open_gate` (called after the transaction commits) opens its gating entry; it already
         marks the source as waiting on a gate. Returns the provisional id.
 
@@ -131,14 +130,14 @@ class Promotions:
                 (nothing is written then).
         """
         now = self._clock.now_ms()
-        if rows.pending_promotion_for(db, staged.source_id) is not None:
+        if txn.pending_promotions_of(staged.source_id):
             raise StageRefused("gate_pending", f"{staged.source_id} already waits on a gate")
         try:
-            validate_batch(staged.batch, _TxnView(store), now_ms=now)
+            txn.validate(staged.batch)
         except WriteRefused as exc:
             raise StageRefused(f"write_refused:{exc.rule}", exc.message) from None
         target = staged.record.scope
-        mapping = rows.PromotionRow(
+        mapping = PromotionRow(
             pending_id=f"{PROVISIONAL_PREFIX}{secrets.token_hex(12)}",
             stage_token=f"stage-{secrets.token_hex(16)}",
             record_id=staged.source_id,
@@ -155,7 +154,7 @@ class Promotions:
             "new_record_id": staged.record.id,
             "identity": staged.identity,
         }
-        rows.insert_promotion(db, mapping, payload)
+        txn.insert_promotion(mapping, payload)
         return mapping.pending_id
 
     def open_gate(self, staged: StagedPromotion, provisional: str) -> tuple[str | None, str | None]:
@@ -190,8 +189,8 @@ class Promotions:
                 self._expire_provisional(store, provisional)
                 reason = (exc.data or {}).get("reason") if isinstance(exc, MetaError) else None
                 return None, str(reason) if reason else f"gate_failed:{type(exc).__name__}"
-            with store._write() as db:
-                rekeyed = rows.rekey_promotion(db, provisional, entry.pending_id)
+            with store.transaction() as txn:
+                rekeyed = txn.rekey_promotion(provisional, entry.pending_id)
             if not rekeyed:
                 # Invalidated meanwhile (an operator tombstone): our gating entry resolves to nothing.
                 return None, "promotion_invalidated"
@@ -209,11 +208,11 @@ class Promotions:
         )
         return entry.pending_id, None
 
-    def _expire_provisional(self, store: SqliteRealmStore, provisional: str) -> None:
-        with store._write() as db:
-            row = rows.promotion(db, provisional)
+    def _expire_provisional(self, store: RealmStore, provisional: str) -> None:
+        with store.transaction() as txn:
+            row = txn.promotion(provisional)
             if row is not None and row.status == "pending":
-                rows.resolve_promotion(db, row, "expired", self._clock.now_ms())
+                txn.resolve_promotion(row, "expired", self._clock.now_ms())
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
@@ -228,52 +227,50 @@ class Promotions:
             store = self._memory.store(realm)
             now = self._clock.now_ms()
             if notice.cause == "escalated" and notice.next_pending_id is not None:
-                with store._write() as db:
-                    if rows.rekey_promotion(db, notice.pending_id, notice.next_pending_id):
+                with store.transaction() as txn:
+                    if txn.rekey_promotion(notice.pending_id, notice.next_pending_id):
                         self._realm_of[notice.next_pending_id] = realm
                 return
             if notice.approved:
                 promoted, identity = self._commit(store, notice.pending_id, now)
             else:
                 status = "denied" if notice.cause == "rejected" else "expired"
-                with store._write() as db:
-                    row = rows.promotion(db, notice.pending_id)
+                with store.transaction() as txn:
+                    row = txn.promotion(notice.pending_id)
                     if row is None or row.status != "pending":
                         return  # invalidated or expired already: a late notice changes nothing
-                    rows.resolve_promotion(db, row, status, now)
+                    txn.resolve_promotion(row, status, now)
                     if row.proposal_id is not None and status == "denied":
-                        rows.set_proposal_status(db, row.proposal_id, "rejected", now)
+                        txn.set_proposal_status(row.proposal_id, "rejected", now)
         if promoted is not None:
             self._events.emit("memory.record.promoted", promoted, identity=identity)
 
-    def _commit(
-        self, store: SqliteRealmStore, pending_id: str, now: int
-    ) -> tuple[dict[str, Any] | None, str]:
+    def _commit(self, store: RealmStore, pending_id: str, now: int) -> tuple[dict[str, Any] | None, str]:
         try:
-            with store._write() as db:
-                row = rows.promotion(db, pending_id)
+            with store.transaction() as txn:
+                row = txn.promotion(pending_id)
                 if row is None or row.status != "pending":
                     return None, SYSTEM_IDENTITY
-                staged = rows.staged_batch(db, row.stage_token)
+                staged = txn.staged_batch(row.stage_token)
                 batch = _restamped(batch_from_json(staged["batch"]), now) if staged else None
-                if batch is None or not self._source_still_waits(store, row):
-                    rows.resolve_promotion(db, row, "expired", now)
+                if batch is None or not self._source_still_waits(txn, row):
+                    txn.resolve_promotion(row, "expired", now)
                     return None, SYSTEM_IDENTITY
                 try:
-                    store._apply(db, batch, now)
+                    txn.apply(batch)
                 except WriteRefused as exc:  # validated before anything is written: expire instead
                     log.warning("gated promotion %s no longer validates (%s): expired", pending_id, exc.rule)
-                    rows.resolve_promotion(db, row, "expired", now)
+                    txn.resolve_promotion(row, "expired", now)
                     return None, SYSTEM_IDENTITY
-                rows.resolve_promotion(db, row, "committed", now)
+                txn.resolve_promotion(row, "committed", now)
                 if row.proposal_id is not None:
-                    rows.set_proposal_status(db, row.proposal_id, "accepted", now)
+                    txn.set_proposal_status(row.proposal_id, "accepted", now)
         except Exception:
             log.exception("gated promotion %s failed to commit: expired", pending_id)
-            with store._write() as db:
-                row = rows.promotion(db, pending_id)
+            with store.transaction() as txn:
+                row = txn.promotion(pending_id)
                 if row is not None and row.status == "pending":
-                    rows.resolve_promotion(db, row, "expired", now)
+                    txn.resolve_promotion(row, "expired", now)
             return None, SYSTEM_IDENTITY
         assert staged is not None
         event = {
@@ -288,23 +285,23 @@ class Promotions:
         return event, staged.get("identity") or SYSTEM_IDENTITY
 
     @staticmethod
-    def _source_still_waits(store: SqliteRealmStore, row: rows.PromotionRow) -> bool:
+    def _source_still_waits(txn: RealmTxn, row: PromotionRow) -> bool:
         """A record-sourced promotion publishes only while its source is still quarantined."""
         if row.proposal_id is not None:
             return True
-        source = store._get(row.record_id)
+        source = txn.get(row.record_id)
         return source is not None and source.status is Status.QUARANTINED
 
-    def expire_overdue(self, store: SqliteRealmStore) -> list[str]:
+    def expire_overdue(self, store: RealmStore) -> list[str]:
         """The 7-day backstop: expire pending promotions staged a week ago or earlier, and drop
         staged batches no pending promotion references after 24 h. Returns the expired pending ids."""
         with self._lock:
             now = self._clock.now_ms()
-            with store._write() as db:
-                overdue = rows.overdue_promotions(db, now - PROMOTION_EXPIRY_MS)
+            with store.transaction() as txn:
+                overdue = txn.overdue_promotions(now - PROMOTION_EXPIRY_MS)
                 for row in overdue:
-                    rows.resolve_promotion(db, row, "expired", now)
-                rows.collect_stale_stages(db, now)
+                    txn.resolve_promotion(row, "expired", now)
+                txn.collect_stale_stages(now)
             for row in overdue:
                 self._realm_of.pop(row.pending_id, None)
         return [row.pending_id for row in overdue]

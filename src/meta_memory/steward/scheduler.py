@@ -21,13 +21,10 @@ from collections.abc import Callable, Iterable
 
 from ..clock import Clock
 from ..errors import ConfigError
-from ..memory.service import AgentMemory
-from ..memory.sqlite import steward_rows as rows
-from ..storage.layout import StateLayout
 from .model import DreamReport
 from .steward import Steward
 
-__all__ = ["DAY_MS", "StewardScheduler", "parse_cadence", "realms_on_disk"]
+__all__ = ["DAY_MS", "StewardScheduler", "parse_cadence"]
 
 log = logging.getLogger("meta_memory.steward")
 
@@ -51,14 +48,6 @@ def parse_cadence(cadence: str) -> int:
     return int(match.group(1)) * _UNITS[match.group(2)]
 
 
-def realms_on_disk(memory: AgentMemory) -> list[str]:
-    """Every realm that has a store file under the agent-memory root (nothing waits in the others)."""
-    if not memory.root.is_dir():
-        return []
-    names = (StateLayout.realm_from_db_name(p.name) for p in memory.root.iterdir() if p.is_file())
-    return sorted(n for n in names if n is not None)
-
-
 class StewardScheduler:
     """Runs due dreams; :meth:`tick` is the whole policy, the thread only repeats it."""
 
@@ -76,7 +65,8 @@ class StewardScheduler:
         self.steward = steward
         self.interval_ms = parse_cadence(steward.config.cadence)
         self._clock = clock
-        self._realms = realms or (lambda: realms_on_disk(steward.memory))
+        # Every realm that has a store (nothing waits in the others).
+        self._realms = realms or steward.memory.realms
         self.poll_interval_s = poll_interval_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -86,7 +76,7 @@ class StewardScheduler:
         config = self.steward.config
         now = self._clock.now_ms()
         partition = self.steward.partition_of(realm, mob)
-        runs_today, latest = rows.run_stats(self.steward.memory.store(realm), partition, now - now % DAY_MS)
+        runs_today, latest = self.steward.memory.store(realm).run_stats(partition, now - now % DAY_MS)
         if runs_today >= config.runs_per_day:
             return False
         if latest is not None and now - latest < self.interval_ms:

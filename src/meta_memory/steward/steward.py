@@ -28,11 +28,10 @@ from ..errors import MetaError
 from ..events import EventSink
 from ..gating import Gating, Resolution
 from ..ledger.ledger import Ledger
+from ..memory.rows import QueueLimits
 from ..memory.service import AgentMemory
-from ..memory.sqlite import steward_rows as rows
-from ..memory.sqlite.review import PROMOTION_EXPIRY_MS
-from ..memory.sqlite.store import SqliteRealmStore
-from ..review import QuarantineReview
+from ..memory.store import RealmStore
+from ..review import PROMOTION_EXPIRY_MS, QuarantineReview
 from .model import (
     HARVEST_RECORDS_MAX,
     HARVESTS_MAX,
@@ -52,7 +51,7 @@ __all__ = ["Steward"]
 
 log = logging.getLogger("meta_memory.steward")
 
-_LIMITS = rows.QueueLimits(QUARANTINE_MAX, PROPOSALS_MAX, HARVESTS_MAX, HARVEST_RECORDS_MAX, USAGE_SAMPLE_MAX)
+_LIMITS = QueueLimits(QUARANTINE_MAX, PROPOSALS_MAX, HARVESTS_MAX, HARVEST_RECORDS_MAX, USAGE_SAMPLE_MAX)
 
 
 class Steward:
@@ -124,19 +123,19 @@ class Steward:
         """A run's partition: the realm, or ``mob:<key>`` for a per-mob run."""
         return realm if mob is None else f"mob:{mob}"
 
-    def _members(self, store: SqliteRealmStore, mob: str | None) -> set[str] | None:
+    def _members(self, store: RealmStore, mob: str | None) -> set[str] | None:
         if mob is None:
             return None
-        return {identity for identity in rows.identity_keys(store) if self.mob_of(identity) == mob}
+        return {identity for identity in store.identity_keys() if self.mob_of(identity) == mob}
 
     def signals(self, realm: str, *, mob: str | None = None) -> int:
         """How many quarantined records and proposals wait for a dream of this partition."""
         store = self.memory.store(realm)
-        return rows.signal_count(store, identities=self._members(store, mob), mob=mob)
+        return store.signal_count(identities=self._members(store, mob), mob=mob)
 
     def record_harvest(self, realm: str, identity: str, session_key: str, cause: str) -> None:
         """Queue an exit interview of a retired identity's session for the next dream."""
-        rows.add_harvest(self.memory.store(realm), identity, session_key, cause, self.clock.now_ms())
+        self.memory.store(realm).add_harvest(identity, session_key, cause, self.clock.now_ms())
 
     # -- the dream ----------------------------------------------------------------------------------
 
@@ -168,7 +167,7 @@ class Steward:
         if self._gating is not None:
             self._gating.pending()  # applies gating deadlines that are due: timed-out promotions expire
         expired = self.promotions.expire_overdue(store)
-        queue = rows.gather(store, identities=self._members(store, mob), mob=mob, limits=_LIMITS)
+        queue = store.gather(identities=self._members(store, mob), mob=mob, limits=_LIMITS)
         dream_input = DreamInput(
             realm=realm,
             run_id=f"dream-{self.clock.now_ms():x}-{secrets.token_hex(4)}",
@@ -193,8 +192,8 @@ class Steward:
             started_at_ms=dream_input.now_ms,
             expired_promotions=expired,
         )
-        with store._write() as db:
-            rows.start_run(db, run_id, partition, dream_input.now_ms)
+        with store.transaction() as txn:
+            txn.start_run(run_id, partition, dream_input.now_ms)
         self.events.emit("memory.dream.started", {"realm": realm, "run_id": run_id})
         try:
             verdicts = self.reviewer.review(dream_input)
@@ -207,9 +206,9 @@ class Steward:
             verdicts = DreamVerdicts()
         VerdictApplier(self, store, dream_input, report).run(verdicts)
         report.completed_at_ms = self.clock.now_ms()
-        with store._write() as db:
+        with store.transaction() as txn:
             detail = {**report.summary(), "outcomes": [o.to_wire() for o in report.outcomes]}
-            rows.finish_run(db, run_id, report.completed_at_ms, report.ops_committed, detail)
+            txn.finish_run(run_id, report.completed_at_ms, report.ops_committed, detail)
         self.events.emit(
             "memory.dream.completed",
             {

@@ -13,7 +13,6 @@ entity and a topic become ledger conflict signals; usage verdicts become ``audit
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -33,11 +32,9 @@ from ..memory.records import (
     new_memory_id,
 )
 from ..memory.secrets import find_secret_in_fields
-from ..memory.sqlite import steward_rows as rows
-from ..memory.sqlite.review import review_in_txn
-from ..memory.sqlite.store import SqliteRealmStore
+from ..memory.store import RealmStore, RealmTxn
 from ..memory.validator import CreateOp, TombstoneOp, WriteBatch
-from ..review import DecideParams
+from ..review import DecideParams, review_in_txn
 from .model import (
     DreamInput,
     DreamReport,
@@ -59,23 +56,21 @@ __all__ = ["VerdictApplier"]
 class VerdictApplier:
     """Applies one dream's verdicts, recording an :class:`ItemOutcome` for each."""
 
-    def __init__(
-        self, steward: Steward, store: SqliteRealmStore, dream: DreamInput, report: DreamReport
-    ) -> None:
+    def __init__(self, steward: Steward, store: RealmStore, dream: DreamInput, report: DreamReport) -> None:
         self.s = steward
         self.store = store
         self.dream = dream
         self.report = report
         self.realm = dream.realm
         self.author = Author("steward", run_id=dream.run_id)
-        self._db: sqlite3.Connection | None = None
+        self._txn: RealmTxn | None = None
         self._after: list[Callable[[], None]] = []
 
     @property
-    def db(self) -> sqlite3.Connection:
+    def txn(self) -> RealmTxn:
         """The dream's write transaction (open only while :meth:`run` applies the store verdicts)."""
-        assert self._db is not None, "store verdicts apply only inside the dream's transaction"
-        return self._db
+        assert self._txn is not None, "store verdicts apply only inside the dream's transaction"
+        return self._txn
 
     def out(self, subject: str, target: str, verdict: str, outcome: str, **extra: Any) -> None:
         self.report.outcomes.append(ItemOutcome(subject, target, verdict, outcome, **extra))
@@ -98,8 +93,8 @@ class VerdictApplier:
         failure rolls the whole transaction back and propagates, so the dream's store writes land
         all together or not at all, and nothing is emitted for them.
         """
-        with self.store._write() as db:
-            self._db = db
+        with self.store.transaction() as txn:
+            self._txn = txn
             try:
                 self.escalations(verdicts)
                 self.quarantine(verdicts)
@@ -110,7 +105,7 @@ class VerdictApplier:
                 self._after.clear()
                 raise
             finally:
-                self._db = None
+                self._txn = None
         self.contradictions(verdicts)
         after, self._after = self._after, []
         for step in after:
@@ -195,10 +190,9 @@ class VerdictApplier:
         )
         reviewer = {"kind": "steward", "run_id": self.dream.run_id}
         try:
-            with self.store._savepoint(self.db):
+            with self.txn.savepoint():
                 outcome = review_in_txn(
-                    self.store,
-                    self.db,
+                    self.txn,
                     identity=params.identity,
                     memory_id=params.memory_id,
                     verdict=params.verdict,
@@ -255,8 +249,8 @@ class VerdictApplier:
 
     def _stage(self, staged: StagedPromotion, subject: str, verdict: str, reason: str | None = None) -> None:
         try:
-            with self.store._savepoint(self.db):
-                provisional = self.s.promotions.stage_in_txn(self.store, self.db, staged)
+            with self.txn.savepoint():
+                provisional = self.s.promotions.stage_in_txn(self.txn, staged)
         except StageRefused as exc:
             self.out(subject, staged.source_id, verdict, "refused", reason=exc.reason)
             return
@@ -331,11 +325,11 @@ class VerdictApplier:
         return Scope(ScopeKind(item.scope_kind), self.realm, item.scope_key)
 
     def _set_status(self, item: ProposalItem, status: str) -> bool:
-        row = rows.proposal_row(self.db, item.proposal_id)
-        if row is None or row[8] not in ("pending", "held"):
+        state = self.txn.proposal(item.proposal_id)
+        if state is None or state.status not in ("pending", "held"):
             self.out("proposal", item.proposal_id, status, "refused", reason="proposal_changed")
             return False
-        rows.set_proposal_status(self.db, item.proposal_id, status, self.s.clock.now_ms())
+        self.txn.set_proposal_status(item.proposal_id, status, self.s.clock.now_ms())
         return True
 
     def _accept(self, item: ProposalItem, rationale: str | None) -> None:
@@ -343,21 +337,21 @@ class VerdictApplier:
         created = self._new_record(scope, item)
         now = self.s.clock.now_ms()
         try:
-            with self.store._savepoint(self.db):
-                db = self.db
-                row = rows.proposal_row(db, item.proposal_id)
-                if row is None or row[8] not in ("pending", "held"):
+            with self.txn.savepoint():
+                txn = self.txn
+                state = txn.proposal(item.proposal_id)
+                if state is None or state.status not in ("pending", "held"):
                     self.out("proposal", item.proposal_id, "accept", "refused", reason="proposal_changed")
                     return
-                existing = self.store._active_duplicate(created)
+                existing = txn.active_duplicate(created)
                 if existing is None:
                     batch = WriteBatch(
                         self.realm, self.author, (CreateOp(created),), _proposal_note(item, rationale)
                     )
-                    self.store._apply(db, batch, now)
+                    txn.apply(batch)
                     self.report.ops_committed += 1
                 record_id = existing.id if existing is not None else created.id
-                rows.set_proposal_status(db, item.proposal_id, "accepted", now)
+                txn.set_proposal_status(item.proposal_id, "accepted", now)
         except WriteRefused as exc:
             self.out("proposal", item.proposal_id, "accept", "refused", reason=_reason(exc))
             return
@@ -407,7 +401,7 @@ class VerdictApplier:
                 )
                 continue
             counts = tally.get(key, {"promoted": 0, "tombstoned": 0, "kept": 0})
-            rows.complete_harvest(self.db, harvest.identity, harvest.session_key)
+            self.txn.complete_harvest(harvest.identity, harvest.session_key)
             self.emit(
                 "memory.harvest.completed",
                 {"identity": harvest.identity, "session_key": harvest.session_key, **counts},
@@ -438,14 +432,12 @@ class VerdictApplier:
             )
             ops = (CreateOp(created), *ops)
         try:
-            current = self.store._get(record.id)
+            current = self.txn.get(record.id)
             if current is None or current.status is not Status.ACTIVE:
                 self.out("harvest", record.id, verdict, "refused", reason="not_active")
                 return "refused"
-            with self.store._savepoint(self.db):
-                self.store._apply(
-                    self.db, WriteBatch(self.realm, self.author, ops, rationale), self.s.clock.now_ms()
-                )
+            with self.txn.savepoint():
+                self.txn.apply(WriteBatch(self.realm, self.author, ops, rationale))
         except WriteRefused as exc:
             self.out("harvest", record.id, verdict, "refused", reason=_reason(exc))
             return "refused"
@@ -497,7 +489,7 @@ class VerdictApplier:
             if u.record_id in sample and u.verdict != "unknown" and u.record_id not in kept:
                 kept[u.record_id] = (u.record_id, u.verdict, u.rationale)
         if kept:
-            rows.add_audit_verdicts(self.db, self.dream.run_id, list(kept.values()), self.s.clock.now_ms())
+            self.txn.add_audit_verdicts(self.dream.run_id, list(kept.values()), self.s.clock.now_ms())
         self.report.audit_verdicts = len(kept)
 
 

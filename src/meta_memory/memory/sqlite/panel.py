@@ -2,8 +2,9 @@
 
 Every function takes a :class:`~meta_memory.memory.sqlite.store.SqliteRealmStore` and reads inside
 its ``reading()`` transaction (one consistent snapshot under the store lock), like the review does
-for writes. Rows come back as small typed values, body-free: a record's size is ``body_bytes``
-(the UTF-8 length SQLite measures), and a gated promotion's ``stage_token`` is never selected.
+for writes. Rows come back as the domain's row types (memory/rows.py), body-free: a record's size is
+``body_bytes`` (the UTF-8 length SQLite measures), and a gated promotion's ``stage_token`` is never
+selected.
 Access filtering and wire shapes belong to :mod:`meta_memory.panel`, whose store seam binds these
 functions to a realm store.
 """
@@ -13,27 +14,29 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from ..rows import (
+    ChainLinks,
+    DreamRunRow,
+    DreamSummaryRow,
+    HarvestRow,
+    InjectionEntry,
+    PromotionEntry,
+    ProposalRow,
+    RecordAccess,
+    RecordFilter,
+    RecordKey,
+    RecordRow,
+    RecordsPage,
+    ScopeCounts,
+    VerdictRow,
+)
 
 if TYPE_CHECKING:
     from .store import SqliteRealmStore
 
 __all__ = [
-    "ChainLinks",
-    "DreamRunRow",
-    "DreamSummaryRow",
-    "HarvestRow",
-    "InjectionEntry",
-    "PromotionEntry",
-    "ProposalRow",
-    "RecordAccess",
-    "RecordFilter",
-    "RecordKey",
-    "RecordRow",
-    "RecordsPage",
-    "ScopeCounts",
-    "VerdictRow",
     "dream_runs",
     "dream_summaries",
     "holds_quarantine_evidence",
@@ -52,9 +55,6 @@ __all__ = [
     "supersede_chain",
 ]
 
-RecordKey = tuple[int, str]
-"""A record's place in the listing order: ``(updated_at_ms, memory_id)``, newest (largest) first."""
-
 _IN_CHUNK = 500  # ids per ``IN (...)``: well under SQLite's bound-parameter limit
 _SAMPLES = 8  # memory ids and rationales sampled per dream summary
 
@@ -64,162 +64,6 @@ _ROW_COLUMNS = (
     "r.ever_quarantined, r.created_at_ms, r.updated_at_ms, length(CAST(r.body AS BLOB))"
 )
 _ROW_FROM = "FROM records r JOIN scopes s ON s.scope_id = r.scope_id"
-
-
-@dataclass(frozen=True)
-class RecordRow:
-    """One record as a list row: everything but its body (and its content hash)."""
-
-    memory_id: str
-    scope_kind: str
-    scope_key: str
-    kind: str
-    title: str
-    description: str
-    tags: tuple[str, ...]
-    author: dict[str, Any] | None
-    trust: str
-    status: str
-    quarantine_reason: str | None
-    supersedes: str | None
-    superseded_by: str | None
-    derived_from: tuple[str, ...]
-    ever_quarantined: bool
-    created_at_ms: int
-    updated_at_ms: int
-    body_bytes: int
-
-    @property
-    def key(self) -> RecordKey:
-        return (self.updated_at_ms, self.memory_id)
-
-
-@dataclass(frozen=True)
-class RecordFilter:
-    """The listing's filters; ``None`` leaves a dimension unconstrained."""
-
-    scope_kind: str | None = None
-    scope_key: str | None = None
-    status: str | None = None
-
-
-@dataclass(frozen=True)
-class RecordsPage:
-    """Rows strictly past the cursor asked for, and where the next page starts (``None``: no more)."""
-
-    rows: tuple[RecordRow, ...]
-    next_cursor: RecordKey | None
-
-
-@dataclass(frozen=True)
-class RecordAccess:
-    """What judging a record's visibility needs (REFERENCE 6)."""
-
-    scope_kind: str
-    scope_key: str
-    status: str
-    ever_quarantined: bool
-
-
-@dataclass(frozen=True)
-class ChainLinks:
-    """A record's supersede chain around it: ``ancestors`` nearest first, ``successors`` (committed)
-    oldest first, then the ``claimants``: uncommitted records that name the chain's tip as the record
-    they supersede (a quarantined update, a discarded one)."""
-
-    ancestors: tuple[RecordRow, ...]
-    successors: tuple[RecordRow, ...]
-    claimants: tuple[RecordRow, ...]
-
-
-@dataclass(frozen=True)
-class InjectionEntry:
-    seq: int
-    record_id: str
-    identity: str
-    session_key: str | None
-    surface: str
-    at_ms: int
-
-
-@dataclass(frozen=True)
-class PromotionEntry:
-    """A gated-promotion mapping row, without its stage token."""
-
-    pending_id: str
-    record_id: str
-    scope_kind: str
-    scope_key: str
-    rationale: str | None
-    status: str
-    proposal_id: str | None
-    created_at_ms: int
-
-
-@dataclass(frozen=True)
-class ProposalRow:
-    proposal_id: str
-    scope_kind: str
-    scope_key: str
-    title: str
-    kind: str
-    author: dict[str, Any] | None
-    status: str
-    created_at_ms: int
-    tainted: bool
-
-
-@dataclass(frozen=True)
-class HarvestRow:
-    identity: str
-    session_key: str
-    cause: str
-    retired_at_ms: int
-
-
-@dataclass(frozen=True)
-class VerdictRow:
-    seq: int
-    run_id: str
-    record_id: str
-    verdict: str
-    rationale: str | None
-    created_at_ms: int
-
-
-@dataclass(frozen=True)
-class DreamSummaryRow:
-    """One steward run as its audit rows tell it."""
-
-    run_id: str
-    first_op_at_ms: int
-    last_op_at_ms: int
-    ops: int
-    op_kinds: dict[str, int]
-    quarantined_ops: int
-    memory_ids: tuple[str, ...]
-    rationales: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class DreamRunRow:
-    run_id: str
-    partition: str
-    started_at_ms: int
-    completed_at_ms: int | None
-    ops_committed: int
-    detail: Any
-
-
-@dataclass(frozen=True)
-class ScopeCounts:
-    scope_kind: str
-    scope_key: str
-    active: int
-    quarantined: int
-    superseded: int
-    tombstoned: int
-    body_bytes: int
 
 
 def _json(text: str | None, default: Any) -> Any:

@@ -12,19 +12,17 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..records import Record, Scope, ScopeKind, content_hash
-from ..store import HarvestItem, ProposalItem
+from ..rows import HarvestItem, PromotionRow, ProposalItem, QueueLimits, QueueRows
 from .rows import dumps
-from .store import SqliteRealmStore
+
+if TYPE_CHECKING:
+    from .store import SqliteRealmStore
 
 __all__ = [
     "STAGE_TOKEN_TTL_MS",
-    "PromotionRow",
-    "QueueLimits",
-    "QueueRows",
     "add_audit_verdicts",
     "add_harvest",
     "collect_stale_stages",
@@ -34,7 +32,7 @@ __all__ = [
     "identity_keys",
     "insert_promotion",
     "overdue_promotions",
-    "pending_promotion_for",
+    "pending_promotions_of",
     "promotion",
     "proposal_row",
     "rekey_promotion",
@@ -50,26 +48,6 @@ STAGE_TOKEN_TTL_MS = 24 * 3600 * 1000
 
 
 # -- the dream queue ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class QueueLimits:
-    quarantined: int
-    proposals: int
-    harvests: int
-    harvest_records: int
-    usage_sample: int
-
-
-@dataclass(frozen=True)
-class QueueRows:
-    """What waits for a dream. ``quarantined``: each record with the active duplicate of its content."""
-
-    quarantined: tuple[tuple[Record, str | None], ...]
-    proposals: tuple[ProposalItem, ...]
-    harvests: tuple[HarvestItem, ...]
-    usage_sample: tuple[Record, ...]
-    gated_sources: tuple[str, ...]
 
 
 def _marks(values: Collection[str]) -> str:
@@ -281,22 +259,6 @@ def add_audit_verdicts(
 # -- gated promotions ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PromotionRow:
-    """A mapping row. ``stage_token`` stays inside the steward: it is never put on the wire."""
-
-    pending_id: str
-    stage_token: str
-    record_id: str
-    scope_kind: str
-    scope_key: str
-    rationale: str | None
-    status: str
-    proposal_id: str | None
-    created_at_ms: int
-    resolved_at_ms: int | None
-
-
 _PROMOTION_COLUMNS = (
     "pending_id, stage_token, record_id, scope_kind, scope_key, rationale, status, proposal_id, "
     "created_at_ms, resolved_at_ms"
@@ -310,12 +272,14 @@ def promotion(db: sqlite3.Connection, pending_id: str) -> PromotionRow | None:
     return PromotionRow(*row) if row else None
 
 
-def pending_promotion_for(db: sqlite3.Connection, source_id: str) -> PromotionRow | None:
-    row = db.execute(
-        f"SELECT {_PROMOTION_COLUMNS} FROM promotions WHERE record_id = ? AND status = 'pending' LIMIT 1",
+def pending_promotions_of(db: sqlite3.Connection, source_id: str) -> list[PromotionRow]:
+    """The pending promotions of one source (a record or a proposal), oldest first."""
+    found = db.execute(
+        f"SELECT {_PROMOTION_COLUMNS} FROM promotions WHERE record_id = ? AND status = 'pending' "
+        "ORDER BY created_at_ms",
         (source_id,),
-    ).fetchone()
-    return PromotionRow(*row) if row else None
+    ).fetchall()
+    return [PromotionRow(*row) for row in found]
 
 
 def insert_promotion(db: sqlite3.Connection, row: PromotionRow, staged: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -33,8 +33,29 @@ from ..records import (
     ScopeKind,
     Status,
 )
-from ..store import CommitResult, InjectionRow
+from ..rows import (
+    ChainLinks,
+    CommitResult,
+    DreamRunRow,
+    DreamSummaryRow,
+    HarvestRow,
+    InjectionEntry,
+    InjectionRow,
+    PromotionEntry,
+    ProposalRow,
+    QueueLimits,
+    QueueRows,
+    RecordAccess,
+    RecordFilter,
+    RecordKey,
+    RecordRow,
+    RecordsPage,
+    ScopeCounts,
+    VerdictRow,
+)
 from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch
+from . import panel as panel_sql
+from . import steward_rows
 from .budget import OpenRealmBudget
 from .checkpoint import Checkpointer, configure_writer
 from .files import REALM_PAGE_SIZE, RealmFileDamaged, check_realm_file, create_realm_file, holds_schema
@@ -43,6 +64,7 @@ from .migrations import NewerSchema, applied_versions, migrate
 from .recall_index import adopt_in_file_index, open_index_file
 from .rows import INSERT_RECORD, RECORD_COLUMNS, dumps, record_from_row, record_values, wire_json
 from .term_index import SqliteTermIndex
+from .txn import SqliteTxn
 from .usage import FLUSH_THRESHOLD as USAGE_FLUSH_THRESHOLD
 from .usage import PendingUsage
 
@@ -249,6 +271,16 @@ class SqliteRealmStore:
                 self._keeper.after_commit(first=pending == 0)
 
     @contextmanager
+    def transaction(self) -> Iterator[SqliteTxn]:
+        """One ``BEGIN IMMEDIATE`` write transaction (the RealmTxn unit of work, txn.py)."""
+        with self._write() as db:
+            yield SqliteTxn(self, db)
+
+    def view(self) -> _TxnView:
+        """The validator's reads, inside the caller's open write transaction."""
+        return _TxnView(self)
+
+    @contextmanager
     def _savepoint(self, db: sqlite3.Connection, name: str = "step") -> Iterator[None]:
         """A savepoint inside the caller's open ``_write()`` transaction: an exception undoes only
         what was written since it opened (and the scope ids handed out meanwhile), then
@@ -350,7 +382,7 @@ class SqliteRealmStore:
 
         ``review``: a quarantine review this batch carries out; each audit row holds it.
         """
-        validate_batch(batch, _TxnView(self), now_ms=now)
+        validate_batch(batch, self.view(), now_ms=now)
         written: list[Record] = []
         seq = None
         for op in batch.ops:
@@ -490,28 +522,6 @@ class SqliteRealmStore:
                     ),
                 ),
             )
-
-    def proposals(self) -> list[dict[str, Any]]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT proposal_id, scope_kind, scope_key, kind, title, author, status, tainted, created_at_ms "
-                "FROM proposals ORDER BY created_at_ms DESC, proposal_id DESC"
-            ).fetchall()
-        return [
-            {
-                "realm": self.realm,
-                "proposal_id": pid,
-                "scope_kind": sk,
-                "scope_key": key,
-                "kind": kind,
-                "title": title,
-                "author": json.loads(author),
-                "status": status,
-                "tainted": bool(tainted),
-                "created_at_ms": created,
-            }
-            for pid, sk, key, kind, title, author, status, tainted, created in rows
-        ]
 
     def import_records(
         self,
@@ -659,6 +669,75 @@ class SqliteRealmStore:
                 "UPDATE records SET injected_count = injected_count + 1, last_injected_at_ms = ? WHERE id = ?",
                 [(r.at_ms, r.record_id) for r in rows],
             )
+
+    def add_harvest(self, identity: str, session_key: str, cause: str, retired_at_ms: int) -> None:
+        steward_rows.add_harvest(self, identity, session_key, cause, retired_at_ms)
+
+    # -- the panel's reads (PanelReads: panel.py has the SQL) --------------------------------------------
+
+    def records_page(self, where: RecordFilter, after: RecordKey | None, limit: int) -> RecordsPage:
+        return panel_sql.records_page(self, where, after, limit)
+
+    def record_access(self, memory_ids: Iterable[str]) -> dict[str, RecordAccess]:
+        return panel_sql.record_access(self, memory_ids)
+
+    def supersede_chain(self, memory_id: str, max_hops: int) -> ChainLinks:
+        return panel_sql.supersede_chain(self, memory_id, max_hops)
+
+    def record_injections_of(
+        self, memory_id: str, before: tuple[int, int] | None, limit: int
+    ) -> list[InjectionEntry]:
+        return panel_sql.record_injections(self, memory_id, before, limit)
+
+    def quarantined(self, limit: int) -> list[RecordRow]:
+        return panel_sql.quarantined(self, limit)
+
+    def pending_promotions(self, limit: int) -> list[PromotionEntry]:
+        return panel_sql.pending_promotions(self, limit)
+
+    def proposal_scopes(self, proposal_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        return panel_sql.proposal_scopes(self, proposal_ids)
+
+    def pending_proposals(self, limit: int) -> list[ProposalRow]:
+        return panel_sql.pending_proposals(self, limit)
+
+    def injections(self, limit: int) -> list[InjectionEntry]:
+        return panel_sql.injections(self, limit)
+
+    def pending_harvests(self, limit: int) -> list[HarvestRow]:
+        return panel_sql.pending_harvests(self, limit)
+
+    def open_verdicts(self, limit: int) -> list[VerdictRow]:
+        return panel_sql.open_verdicts(self, limit)
+
+    def scope_counts(self) -> list[ScopeCounts]:
+        return panel_sql.scope_counts(self)
+
+    def dream_summaries(self, limit: int) -> list[DreamSummaryRow]:
+        return panel_sql.dream_summaries(self, limit)
+
+    def dream_runs(self, limit: int) -> list[DreamRunRow]:
+        return panel_sql.dream_runs(self, limit)
+
+    def holds_quarantine_evidence(self) -> bool:
+        return panel_sql.holds_quarantine_evidence(self)
+
+    def realm_scopes(self) -> set[tuple[str, str]]:
+        return panel_sql.realm_scopes(self)
+
+    # -- the steward's reads (StewardReads: steward_rows.py has the SQL) --------------------------------
+
+    def gather(self, *, identities: Collection[str] | None, mob: str | None, limits: QueueLimits) -> QueueRows:
+        return steward_rows.gather(self, identities=identities, mob=mob, limits=limits)
+
+    def identity_keys(self) -> list[str]:
+        return steward_rows.identity_keys(self)
+
+    def signal_count(self, *, identities: Collection[str] | None, mob: str | None) -> int:
+        return steward_rows.signal_count(self, identities=identities, mob=mob)
+
+    def run_stats(self, partition: str, since_ms: int) -> tuple[int, int | None]:
+        return steward_rows.run_stats(self, partition, since_ms)
 
     def audit_rows(self, record_id: str | None = None) -> list[dict[str, Any]]:
         with self._lock:

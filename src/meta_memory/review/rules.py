@@ -1,30 +1,27 @@
-"""Quarantine review in the SQLite store: one decision, one transaction (``review_quarantined``), or
-one decision inside a caller's open write transaction (``review_in_txn``, the steward's dream).
+"""The quarantine review rules (REFERENCE 5.1), on any realm store's unit of work.
 
-Release creates the successor ``<id>-released`` (``agent_observed``, ``derived_from`` the
-original, durably ``ever_quarantined``; a quarantined update is released as a supersede of
-the record it updates) and tombstones the original; tombstone discards. Every applied op
-writes one audit row whose ``detail.review`` holds the review; a replay is recognized only
-from those rows. Pending gated promotions older than seven days are expired by the review
-itself; an operator tombstone invalidates the record's pending promotions in the same
-transaction. Concurrent decisions serialize on the write lock: the first commits, the
-second sees the replay or a refusal.
+One decision is one transaction: :func:`review_quarantined` opens it, :func:`review_in_txn` runs
+the decision inside a caller's open transaction (the steward's dream, which decides many). Release
+creates the successor ``<id>-released`` (``agent_observed``, ``derived_from`` the original,
+durably ``ever_quarantined``; a quarantined update is released as a supersede of the record it
+updates) and tombstones the original; tombstone discards. Both go through the store's one
+validator, and every applied op writes one audit row whose ``detail.review`` holds the review; a
+replay is recognized only from those rows. Pending gated promotions older than seven days are
+expired by the review itself; an operator tombstone invalidates the record's pending promotions
+in the same transaction. Concurrent decisions serialize on the store's write transaction: the
+first commits, the second sees the replay or a refusal.
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ...errors import QuarantineReviewRefused, UnknownRecord
-from ..records import Author, Record, Scope, ScopeKind, Status, Trust
-from ..secrets import find_secret_in_fields
-from ..validator import CreateOp, TombstoneOp, WriteBatch
-
-if TYPE_CHECKING:
-    from .store import SqliteRealmStore
+from ..errors import QuarantineReviewRefused, UnknownRecord
+from ..memory.records import Author, Record, Scope, ScopeKind, Status, Trust
+from ..memory.secrets import find_secret_in_fields
+from ..memory.store import RealmStore, RealmTxn
+from ..memory.validator import CreateOp, TombstoneOp, WriteBatch
 
 __all__ = ["PROMOTION_EXPIRY_MS", "ReviewOutcome", "receipt", "review_in_txn", "review_quarantined"]
 
@@ -66,38 +63,8 @@ def _refuse(reason: str, message: str, **extra: Any) -> QuarantineReviewRefused:
     return QuarantineReviewRefused(reason, message, **extra)
 
 
-def _prior_review(db: sqlite3.Connection, memory_id: str) -> dict[str, Any] | None:
-    # Only the review's own audit evidence counts: a plain forget or a row that merely
-    # holds the successor id is not a review. The successor's own create row carries the
-    # review too, so the row must name this record as the review's origin.
-    row = db.execute(
-        "SELECT seq, at_ms, detail FROM audit WHERE record_id = ? "
-        "AND json_extract(detail, '$.review.origin') = ? ORDER BY seq DESC LIMIT 1",
-        (memory_id, memory_id),
-    ).fetchone()
-    if row is None:
-        return None
-    seq, at_ms, detail = row
-    return {"audit_token": f"audit-{seq}", "decided_at_ms": at_ms, "review": json.loads(detail)["review"]}
-
-
-def _pending_promotions(db: sqlite3.Connection, memory_id: str) -> list[tuple[str, str, int]]:
-    return db.execute(
-        "SELECT pending_id, stage_token, created_at_ms FROM promotions WHERE record_id = ? AND status = 'pending' "
-        "ORDER BY created_at_ms",
-        (memory_id,),
-    ).fetchall()
-
-
-def _expire_promotion(db: sqlite3.Connection, pending_id: str, stage_token: str, now: int) -> None:
-    db.execute(
-        "UPDATE promotions SET status = 'expired', resolved_at_ms = ? WHERE pending_id = ?", (now, pending_id)
-    )
-    db.execute("DELETE FROM stage_batches WHERE stage_token = ?", (stage_token,))
-
-
 def review_quarantined(
-    store: SqliteRealmStore,
+    store: RealmStore,
     *,
     identity: str,
     memory_id: str,
@@ -118,10 +85,9 @@ def review_quarantined(
         UnknownRecord: no such record for this identity.
         QuarantineReviewRefused: the decision is refused; ``data.reason`` says why.
     """
-    with store._write() as db:
+    with store.transaction() as txn:
         return review_in_txn(
-            store,
-            db,
+            txn,
             identity=identity,
             memory_id=memory_id,
             verdict=verdict,
@@ -133,8 +99,7 @@ def review_quarantined(
 
 
 def review_in_txn(
-    store: SqliteRealmStore,
-    db: sqlite3.Connection,
+    txn: RealmTxn,
     *,
     identity: str,
     memory_id: str,
@@ -144,14 +109,14 @@ def review_in_txn(
     reviewer: dict[str, Any],
     operator: bool,
 ) -> ReviewOutcome:
-    """:func:`review_quarantined` inside the caller's open write transaction ``db``.
+    """:func:`review_quarantined` inside the caller's open transaction ``txn``.
 
     A refusal may be raised after rows were written (an expired pending promotion), so a caller
     that keeps its transaction going after a refusal must run this under a savepoint.
     """
-    now = store._clock.now_ms()
-    scope = Scope(ScopeKind.IDENTITY, store.realm, identity)
-    origin = store._get(memory_id)
+    now = txn.now_ms()
+    scope = Scope(ScopeKind.IDENTITY, txn.realm, identity)
+    origin = txn.get(memory_id)
     if origin is None or (origin.scope.kind is ScopeKind.IDENTITY and origin.scope != scope):
         raise UnknownRecord(f"unknown memory record '{memory_id}'")
     if origin.scope.kind is not ScopeKind.IDENTITY:
@@ -160,13 +125,13 @@ def review_in_txn(
             f"record '{memory_id}' is {origin.scope.kind.value}-scoped: its quarantine is reviewed by the "
             "steward and the gating flow",
         )
-    prior = _prior_review(db, memory_id)
+    prior = txn.prior_review(memory_id)
     if prior is not None:
         done = prior["review"]["verdict"]
         if done != verdict:
             raise _refuse("not_quarantined", f"record '{memory_id}' was already reviewed ({done})")
         successor_id = prior["review"].get("successor")
-        successor = store._get(successor_id) if successor_id else None
+        successor = txn.get(successor_id) if successor_id else None
         return ReviewOutcome(
             f"already_{'released' if done == 'release' else 'tombstoned'}",
             origin,
@@ -183,20 +148,20 @@ def review_in_txn(
         )
     expired: list[str] = []
     invalidated: list[str] = []
-    for pending_id, stage_token, created in _pending_promotions(db, memory_id):
-        expires_at = created + PROMOTION_EXPIRY_MS
+    for promotion in txn.pending_promotions_of(memory_id):
+        expires_at = promotion.created_at_ms + PROMOTION_EXPIRY_MS
         if expires_at <= now:
-            _expire_promotion(db, pending_id, stage_token, now)
-            expired.append(pending_id)
+            txn.resolve_promotion(promotion, "expired", now)
+            expired.append(promotion.pending_id)
         elif verdict == "tombstone" and operator:
-            _expire_promotion(db, pending_id, stage_token, now)
-            invalidated.append(pending_id)
+            txn.resolve_promotion(promotion, "expired", now)
+            invalidated.append(promotion.pending_id)
         else:  # a release, or a steward's tombstone: only an operator's tombstone passes the gate
             raise _refuse(
                 "gate_pending",
-                f"record '{memory_id}' waits on gated promotion {pending_id}",
+                f"record '{memory_id}' waits on gated promotion {promotion.pending_id}",
                 expires_at_ms=expires_at,
-                pending_id=pending_id,
+                pending_id=promotion.pending_id,
             )
     review = {
         "verdict": verdict,
@@ -215,12 +180,12 @@ def review_in_txn(
         else Author("operator")
     )
     if verdict == "release":
-        successor, seq = _release(store, db, origin, review, author, now)
+        successor, seq = _release(txn, origin, review, author)
     else:
         successor = None
-        batch = WriteBatch(store.realm, author, (TombstoneOp(memory_id, scope),), rationale)
-        seq = store._apply(db, batch, now, review=review).audit_seq
-    origin_now = store._get(memory_id)
+        batch = WriteBatch(txn.realm, author, (TombstoneOp(memory_id, scope),), rationale)
+        seq = txn.apply(batch, review=review).audit_seq
+    origin_now = txn.get(memory_id)
     assert origin_now is not None
     decision = {"audit_token": f"audit-{seq}", "decided_at_ms": now, "review": review}
     return ReviewOutcome(
@@ -229,13 +194,9 @@ def review_in_txn(
 
 
 def _release(
-    store: SqliteRealmStore,
-    db: sqlite3.Connection,
-    origin: Record,
-    review: dict[str, Any],
-    author: Author,
-    now: int,
+    txn: RealmTxn, origin: Record, review: dict[str, Any], author: Author
 ) -> tuple[Record, int | None]:
+    now = txn.now_ms()
     hit = find_secret_in_fields(origin.title, origin.description, origin.body, origin.tags)
     if hit is not None:
         raise _refuse(
@@ -244,14 +205,14 @@ def _release(
             **{"class": hit[1]},
         )
     successor_id = f"{origin.id}-released"
-    if store._get(successor_id) is not None:
+    if txn.get(successor_id) is not None:
         raise _refuse(
             "successor_conflict",
             f"a record '{successor_id}' already exists without this review's audit evidence",
         )
     supersedes = origin.supersedes
     if supersedes is not None:
-        updated = store._get(supersedes)
+        updated = txn.get(supersedes)
         if updated is None or updated.status is not Status.ACTIVE:
             state = "missing" if updated is None else updated.status.value
             raise _refuse(
@@ -272,12 +233,12 @@ def _release(
     )
     review["successor"] = successor_id
     batch = WriteBatch(
-        store.realm,
+        txn.realm,
         author,
         (CreateOp(successor), TombstoneOp(origin.id, origin.scope)),
         review.get("rationale"),
     )
-    seq = store._apply(db, batch, now, review=review).audit_seq
-    created = store._get(successor_id)
+    seq = txn.apply(batch, review=review).audit_seq
+    created = txn.get(successor_id)
     assert created is not None
     return created, seq

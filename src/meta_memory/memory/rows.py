@@ -1,0 +1,304 @@
+"""The rows realm stores hand to the domain: what a write committed, the panel's listings, the
+steward's queue, gated-promotion mappings.
+
+Every backend (the SQLite realm files, PostgreSQL) returns these same types, so the panel, the
+review rules and the steward never see a backend's own row format. List rows are body-free: a
+record's size is ``body_bytes`` (its UTF-8 length), and a gated promotion's ``stage_token`` stays
+with the steward, never on the wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .records import Record
+
+__all__ = [
+    "ChainLinks",
+    "CommitResult",
+    "DreamRunRow",
+    "DreamSummaryRow",
+    "HarvestItem",
+    "HarvestRow",
+    "InjectionEntry",
+    "InjectionRow",
+    "PromotionEntry",
+    "PromotionRow",
+    "ProposalItem",
+    "ProposalRow",
+    "ProposalState",
+    "QueueLimits",
+    "QueueRows",
+    "RecordAccess",
+    "RecordFilter",
+    "RecordKey",
+    "RecordRow",
+    "RecordsPage",
+    "ScopeCounts",
+    "VerdictRow",
+]
+
+# -- writes ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ProposalItem:
+    """A pending (or held) proposal for mob or operator scope. Its text is untrusted data."""
+
+    proposal_id: str
+    scope_kind: str
+    scope_key: str
+    kind: str
+    title: str
+    description: str
+    body: str
+    tags: tuple[str, ...]
+    author: Mapping[str, Any]
+    status: str
+    tainted: bool
+    created_at_ms: int
+    duplicate_of: str | None = None
+
+
+@dataclass(frozen=True)
+class HarvestItem:
+    """An exit interview: a retired identity's session and its active identity-scoped records."""
+
+    identity: str
+    session_key: str
+    cause: str
+    retired_at_ms: int
+    records: tuple[Record, ...] = ()
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """What a committed batch left behind. ``deduplicated``: an identical active record
+    already existed and was returned instead of a new one (nothing was written)."""
+
+    records: tuple[Record, ...]
+    deduplicated: bool = False
+    audit_seq: int | None = None
+
+
+@dataclass(frozen=True)
+class InjectionRow:
+    record_id: str
+    identity: str
+    session_key: str | None
+    surface: str  # "build" | "turn"
+    at_ms: int
+
+
+# -- the panel's reads --------------------------------------------------------------------------
+
+RecordKey = tuple[int, str]
+"""A record's place in the listing order: ``(updated_at_ms, memory_id)``, newest (largest) first."""
+
+
+
+@dataclass(frozen=True)
+class RecordRow:
+    """One record as a list row: everything but its body (and its content hash)."""
+
+    memory_id: str
+    scope_kind: str
+    scope_key: str
+    kind: str
+    title: str
+    description: str
+    tags: tuple[str, ...]
+    author: dict[str, Any] | None
+    trust: str
+    status: str
+    quarantine_reason: str | None
+    supersedes: str | None
+    superseded_by: str | None
+    derived_from: tuple[str, ...]
+    ever_quarantined: bool
+    created_at_ms: int
+    updated_at_ms: int
+    body_bytes: int
+
+    @property
+    def key(self) -> RecordKey:
+        return (self.updated_at_ms, self.memory_id)
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """The listing's filters; ``None`` leaves a dimension unconstrained."""
+
+    scope_kind: str | None = None
+    scope_key: str | None = None
+    status: str | None = None
+
+
+@dataclass(frozen=True)
+class RecordsPage:
+    """Rows strictly past the cursor asked for, and where the next page starts (``None``: no more)."""
+
+    rows: tuple[RecordRow, ...]
+    next_cursor: RecordKey | None
+
+
+@dataclass(frozen=True)
+class RecordAccess:
+    """What judging a record's visibility needs (REFERENCE 6)."""
+
+    scope_kind: str
+    scope_key: str
+    status: str
+    ever_quarantined: bool
+
+
+@dataclass(frozen=True)
+class ChainLinks:
+    """A record's supersede chain around it: ``ancestors`` nearest first, ``successors`` (committed)
+    oldest first, then the ``claimants``: uncommitted records that name the chain's tip as the record
+    they supersede (a quarantined update, a discarded one)."""
+
+    ancestors: tuple[RecordRow, ...]
+    successors: tuple[RecordRow, ...]
+    claimants: tuple[RecordRow, ...]
+
+
+@dataclass(frozen=True)
+class InjectionEntry:
+    seq: int
+    record_id: str
+    identity: str
+    session_key: str | None
+    surface: str
+    at_ms: int
+
+
+@dataclass(frozen=True)
+class PromotionEntry:
+    """A gated-promotion mapping row, without its stage token."""
+
+    pending_id: str
+    record_id: str
+    scope_kind: str
+    scope_key: str
+    rationale: str | None
+    status: str
+    proposal_id: str | None
+    created_at_ms: int
+
+
+@dataclass(frozen=True)
+class ProposalRow:
+    proposal_id: str
+    scope_kind: str
+    scope_key: str
+    title: str
+    kind: str
+    author: dict[str, Any] | None
+    status: str
+    created_at_ms: int
+    tainted: bool
+
+
+@dataclass(frozen=True)
+class HarvestRow:
+    identity: str
+    session_key: str
+    cause: str
+    retired_at_ms: int
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    seq: int
+    run_id: str
+    record_id: str
+    verdict: str
+    rationale: str | None
+    created_at_ms: int
+
+
+@dataclass(frozen=True)
+class DreamSummaryRow:
+    """One steward run as its audit rows tell it."""
+
+    run_id: str
+    first_op_at_ms: int
+    last_op_at_ms: int
+    ops: int
+    op_kinds: dict[str, int]
+    quarantined_ops: int
+    memory_ids: tuple[str, ...]
+    rationales: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DreamRunRow:
+    run_id: str
+    partition: str
+    started_at_ms: int
+    completed_at_ms: int | None
+    ops_committed: int
+    detail: Any
+
+
+@dataclass(frozen=True)
+class ScopeCounts:
+    scope_kind: str
+    scope_key: str
+    active: int
+    quarantined: int
+    superseded: int
+    tombstoned: int
+    body_bytes: int
+
+
+# -- the steward's queue and its gated promotions ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueueLimits:
+    quarantined: int
+    proposals: int
+    harvests: int
+    harvest_records: int
+    usage_sample: int
+
+
+@dataclass(frozen=True)
+class QueueRows:
+    """What waits for a dream. ``quarantined``: each record with the active duplicate of its content."""
+
+    quarantined: tuple[tuple[Record, str | None], ...]
+    proposals: tuple[ProposalItem, ...]
+    harvests: tuple[HarvestItem, ...]
+    usage_sample: tuple[Record, ...]
+    gated_sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PromotionRow:
+    """A mapping row. ``stage_token`` stays inside the steward: it is never put on the wire."""
+
+    pending_id: str
+    stage_token: str
+    record_id: str
+    scope_kind: str
+    scope_key: str
+    rationale: str | None
+    status: str
+    proposal_id: str | None
+    created_at_ms: int
+    resolved_at_ms: int | None
+
+@dataclass(frozen=True)
+class ProposalState:
+    """What a steward verdict on a proposal reads back inside its transaction."""
+
+    proposal_id: str
+    scope_kind: str
+    scope_key: str
+    status: str
+    tainted: bool
+
