@@ -7,12 +7,17 @@ import faulthandler
 import json
 import os
 import queue
+import re
+import secrets
 import shutil
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +28,7 @@ from meta_memory.clock import ManualClock
 from meta_memory.config import DEFAULT_CONFIG, load_config_dict
 from meta_memory.runtime import MetaRuntime
 from meta_memory.sdk import MetaHandle
+from meta_memory.storage.layout import StateLayout
 
 # Property tests check behaviour, not speed: on a loaded CI machine an example that writes and
 # fsyncs real files can take longer than Hypothesis's 200 ms deadline once and not when replayed,
@@ -41,9 +47,158 @@ def state_dir(tmp_path: Path) -> Path:
     return tmp_path / "state"
 
 
+# -- storage backends --------------------------------------------------------------------------
+#
+# The suites that run against both backends (agent memory, the firewall, review, the steward, the
+# panel, the timeline) override ``backend`` with ``params=BACKENDS`` in their conftest; everywhere
+# else it is the embedded SQLite default. A PostgreSQL test runs in a schema of its own, created for
+# it and dropped after. Without a reachable server the PostgreSQL tests are skipped, with the
+# reason; with META_REQUIRE_POSTGRES=1 (.ci/run sets it) they fail instead.
+
+BACKENDS = ["sqlite", "postgres"]
+PG_DSN = os.environ.get("META_TEST_POSTGRES_DSN", "postgresql://127.0.0.1:5432/test")
+
+
+@dataclass
+class Backend:
+    """The storage backend a test runs on: ``store_config()`` is its ``[agent_memory]`` keys."""
+
+    name: str
+    dsn: str | None = None
+
+    @property
+    def is_postgres(self) -> bool:
+        return self.name == "postgres"
+
+    def store_config(self) -> dict[str, Any]:
+        if self.dsn is None:
+            return {}
+        return {"store": "postgres", "postgres": {"dsn": self.dsn}}
+
+    def stored(
+        self, state_dir: Path, query: str, args: tuple[Any, ...] = (), *, realm: str = "default"
+    ) -> list[tuple[Any, ...]]:
+        """Rows as the store holds them, read on a connection of their own (nothing the runtime
+        keeps in memory counts): the realm file's, or the test's PostgreSQL schema's (``?``
+        placeholders either way)."""
+        if self.dsn is None:
+            path = StateLayout.at(state_dir).realm_db_path(realm)
+            db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                return db.execute(query, args).fetchall()
+            finally:
+                db.close()
+        import psycopg
+
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            return [tuple(row) for row in conn.execute(query.replace("?", "%s"), args).fetchall()]
+
+    @contextmanager
+    def db(self, state_dir: Path, *, realm: str = "default") -> Iterator[RawDb]:
+        """A connection of the test's own to what the store holds, committed on exit: for checks and
+        for rows written behind the validator (``?`` placeholders on either backend)."""
+        if self.dsn is None:
+            path = StateLayout.at(state_dir).realm_db_path(realm)
+            with closing(sqlite3.connect(path)) as conn, conn:
+                yield RawDb(conn, None)
+            return
+        import psycopg
+
+        with psycopg.connect(self.dsn) as conn:
+            yield RawDb(conn, realm)
+
+    def config(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` (a config mapping) on this backend: its agent memory moved to the store."""
+        if self.dsn is None:
+            return data
+        out = dict(data)
+        agent_memory = out.get("agent_memory")
+        if agent_memory is None or agent_memory is False:
+            return out
+        section = {} if agent_memory is True else dict(agent_memory)
+        if section.get("enabled", True) is False:
+            return out
+        out["agent_memory"] = {**section, **self.store_config()}
+        return out
+
+
+def _postgres_schema() -> Iterator[str]:
+    import psycopg
+
+    try:
+        admin = psycopg.connect(PG_DSN, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        reason = f"PostgreSQL is not reachable at {PG_DSN} ({type(exc).__name__}): the PostgreSQL tests need a server"
+        if os.environ.get("META_REQUIRE_POSTGRES") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    schema = f"t_{secrets.token_hex(6)}"
+    with admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+        try:
+            yield f"{PG_DSN}?options=-csearch_path%3D{schema}"
+        finally:
+            admin.execute("SET lock_timeout = '10s'")  # a runtime the test leaked must not hang the suite
+            admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+_INSERT = re.compile(r"^\s*INSERT INTO (\w+) \(", re.IGNORECASE)
+_REALM_TABLES = {
+    "promotions",
+    "stage_batches",
+    "proposals",
+    "audit_verdicts",
+    "harvests",
+    "dream_runs",
+    "injections",
+    "audit",
+}
+
+
+class RawDb:
+    """One connection to a store, with SQLite's ``?`` placeholders on either backend. On PostgreSQL
+    an insert into a table of realm rows gets the realm column (the schema holds every realm)."""
+
+    def __init__(self, conn: Any, realm: str | None) -> None:
+        self._conn = conn
+        self._realm = realm
+
+    def execute(self, sql: str, args: tuple[Any, ...] | list[Any] = ()) -> Any:
+        if self._realm is None:
+            return self._conn.execute(sql, args)
+        args = tuple(args)
+        match = _INSERT.match(sql)
+        if match is not None and match.group(1).lower() in _REALM_TABLES:
+            sql = _INSERT.sub(lambda m: f"INSERT INTO {m.group(1)} (realm, ", sql, count=1)
+            sql = re.sub(r"VALUES \(", "VALUES (?, ", sql, count=1, flags=re.IGNORECASE)
+            args = (self._realm, *args)
+        return self._conn.execute(sql.replace("?", "%s"), args)
+
+    def executemany(self, sql: str, rows: list[tuple[Any, ...]] | list[list[Any]]) -> None:
+        for row in rows:
+            self.execute(sql, row)
+
+
+# Tests of the embedded backend's own files and internals: they run on SQLite only.
+SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+
+
+def make_backend(name: str, request: pytest.FixtureRequest) -> Iterator[Backend]:
+    if name == "sqlite":
+        yield Backend("sqlite")
+        return
+    yield from (Backend("postgres", dsn) for dsn in _postgres_schema())
+
+
 @pytest.fixture
-def runtime(state_dir: Path, clock: ManualClock) -> Iterator[MetaRuntime]:
-    rt = MetaRuntime.open(state_dir, load_config_dict(DEFAULT_CONFIG), clock=clock)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    """The embedded default; the suites that run on both backends override this fixture."""
+    yield from make_backend(getattr(request, "param", "sqlite"), request)
+
+
+@pytest.fixture
+def runtime(state_dir: Path, clock: ManualClock, backend: Backend) -> Iterator[MetaRuntime]:
+    rt = MetaRuntime.open(state_dir, load_config_dict(backend.config(DEFAULT_CONFIG)), clock=clock)
     yield rt
     rt.close()
 

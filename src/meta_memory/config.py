@@ -32,6 +32,7 @@ __all__ = [
     "HttpConfig",
     "LedgerConfig",
     "MetaConfig",
+    "PostgresConfig",
     "RosterEntry",
     "RpcConfig",
     "RpcToken",
@@ -189,6 +190,27 @@ def _selector(value: Any) -> str:
     return "off"
 
 
+class PostgresConfig(_Section):
+    """``[agent_memory.postgres]``: the database several gateways share (exactly one of ``dsn``
+    and ``dsn_env``, the name of an environment variable holding the DSN)."""
+
+    dsn: OptionalStr = None
+    dsn_env: OptionalStr = None
+    pool_min: Annotated[int, BeforeValidator(_int_in(1, 64))] = 1
+    pool_max: Annotated[int, BeforeValidator(_int_in(1, 256))] = 10
+    # Seconds a call waits for a pooled connection (and a new connection for the server) before it
+    # is refused with StoreUnavailable; a gateway's boot waits as long for the first connection.
+    timeout_s: Annotated[int, BeforeValidator(_int_in(1, 120))] = 10
+
+    @model_validator(mode="after")
+    def _one_dsn(self) -> PostgresConfig:
+        if (self.dsn is None) == (self.dsn_env is None):
+            raise ValueError('needs exactly one of dsn = "postgresql://..." and dsn_env = "NAME"')
+        if self.pool_min > self.pool_max:
+            raise ValueError(f"pool_min ({self.pool_min}) must not exceed pool_max ({self.pool_max})")
+        return self
+
+
 class AgentMemoryConfig(_Section):
     """``[agent_memory]``: identity-scoped memory in per-realm SQLite files."""
 
@@ -205,7 +227,7 @@ class AgentMemoryConfig(_Section):
     # "off" limits injection to the build-time block.
     per_turn_injection: Annotated[str, BeforeValidator(_choice("off", "budgeted"))] = "budgeted"
     defang_inbound: Bool = True
-    store: Annotated[str, BeforeValidator(_choice("sqlite", "markdown"))] = "sqlite"
+    store: Annotated[str, BeforeValidator(_choice("sqlite", "postgres", "markdown"))] = "sqlite"
     llm_writes: Annotated[str, BeforeValidator(_choice("observed", "quarantined"))] = "observed"
     recorder_tool: Bool = True
     content_trust: ContentTrustConfig = Field(default_factory=ContentTrustConfig)
@@ -230,6 +252,20 @@ class AgentMemoryConfig(_Section):
     # Our extension: how many realms keep their files open at once (about eight file
     # descriptors each); the least recently used idle ones close first, and reopen on use.
     max_open_realms: Annotated[int, BeforeValidator(_int_in(1, 100_000))] = 64
+    # Our extension: the database of store = "postgres".
+    postgres: PostgresConfig | None = None
+
+    @model_validator(mode="after")
+    def _postgres_needs_its_section(self) -> AgentMemoryConfig:
+        if self.store == "postgres" and self.postgres is None:
+            raise ValueError(
+                'store = "postgres" needs [agent_memory.postgres] with dsn = "postgresql://..." or dsn_env = "NAME"'
+            )
+        if self.store != "postgres" and self.postgres is not None:
+            raise ValueError(
+                f'[agent_memory.postgres] is set but store is {self.store!r}: set store = "postgres"'
+            )
+        return self
 
     @model_validator(mode="after")
     def _sqlite_only_knobs(self) -> AgentMemoryConfig:

@@ -21,7 +21,8 @@ the JSON-RPC wire carry their code and optional ``data``; exactly one function
     ├── ReadOnly                       -32010  read-only console
     ├── MemoryBackendUnavailable       -32012  ledger persist / health check failed
     ├── StorageRefused                 -32014  fail-closed storage refusal (at boot, or of one store)
-    │   └── StoreCorrupt               -32014  a store file that exists but cannot be served
+    │   ├── StoreCorrupt               -32014  a store file that exists but cannot be served
+    │   └── StoreUnavailable           -32014  the database behind the realm stores failed a call
     ├── AccessDenied                   -32030  access control said no
     └── QuarantineReviewRefused        -32043  a quarantine decision was refused
 """
@@ -46,6 +47,7 @@ __all__ = [
     "ReadOnly",
     "StorageRefused",
     "StoreCorrupt",
+    "StoreUnavailable",
     "UnknownRecord",
     "WriteRefused",
 ]
@@ -150,6 +152,14 @@ class StoreCorrupt(StorageRefused):
 
     The message names the file relative to the state dir; the file is left as it was.
     """
+
+
+class StoreUnavailable(StorageRefused):
+    """The database behind the realm stores could not serve a call (a lost connection, a server
+    that is down): a write was not applied; retry when the server is back."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, data={"kind": "store_unavailable"})
 
 
 class AccessDenied(MetaError):

@@ -54,6 +54,7 @@ class MetaRuntime:
     _lock: StateDirLock | None = field(default=None, repr=False)
     steward: Steward | None = None
     scheduler: StewardScheduler | None = None
+    storage: backends.StorageBackend | None = None
 
     @classmethod
     def open(
@@ -91,28 +92,33 @@ class MetaRuntime:
             raise StorageRefused(f"cannot create state dir {layout.root}: {exc.strerror or exc}") from exc
         lock = StateDirLock.acquire(layout)
         timeline: Timeline | None = None
+        storage: backends.StorageBackend | None = None
         try:
             layout.refuse_predecessor()
             memory_root = layout.agent_memory_root()  # refuses file-name twins
             if config.memory is not None:
-                backend = LocalJsonBackend.for_layout(
+                ledger_file = LocalJsonBackend.for_layout(
                     layout, health_check_endpoint=config.memory.health_check_endpoint
                 )
-                ledger = Ledger.open(backend, clock=clock)
+                ledger = Ledger.open(ledger_file, clock=clock)
             else:
                 ledger = Ledger(clock=clock)
-            if events is None:  # after every refusal: a refused boot creates no file
-                timeline = Timeline(backends.event_log(config, layout), clock=clock)
+            # After every refusal of the state dir: a refused boot creates no file.
+            storage = backends.open_backend(config, layout, clock=clock)
+            if events is None:
+                timeline = Timeline(storage.event_log(), clock=clock)
                 events = timeline
             agent_memory = None
             if config.agent_memory.enabled:
-                stores = backends.store_factory(config, layout, memory_root, clock=clock, serving=serving)
+                stores = storage.realm_stores(config, memory_root, serving=serving)
                 agent_memory = AgentMemory(
                     layout, memory_root, config.agent_memory, stores=stores, clock=clock, events=events
                 )
         except BaseException:
             if timeline is not None:
                 timeline.close()
+            if storage is not None:
+                storage.close()
             lock.release()
             raise
         sessions = review = None
@@ -156,6 +162,7 @@ class MetaRuntime:
             lock,
             steward=steward,
             scheduler=scheduler,
+            storage=storage,
         )
 
     @property
@@ -195,6 +202,9 @@ class MetaRuntime:
         if self.timeline is not None:
             self.timeline.close()
             self.timeline = None
+        if self.storage is not None:
+            self.storage.close()  # last: the stores and the event log are closed
+            self.storage = None
         if self._lock is not None:
             self._lock.release()
             self._lock = None

@@ -131,7 +131,9 @@ def _session_key(p: dict[str, Any]) -> str:
 
 def parse_open(params: Any, *, default_realm: str) -> OpenSessionParams:
     p = _obj(params)
-    return OpenSessionParams(parse_identity(p), parse_realm(p) or default_realm, parse_optional_name(p, "mob"))
+    return OpenSessionParams(
+        parse_identity(p), parse_realm(p) or default_realm, parse_optional_name(p, "mob")
+    )
 
 
 def parse_session_ref(params: Any) -> SessionRef:

@@ -65,7 +65,9 @@ def parse_timeline_query(params: Any) -> TimelineQuery:
 class EventLog(Protocol):
     """Where the timeline's envelopes are kept: the backend's seam."""
 
-    def append(self, event_type: str, data: dict[str, Any], identity: str, timestamp_ms: int) -> dict[str, Any]:
+    def append(
+        self, event_type: str, data: dict[str, Any], identity: str, timestamp_ms: int
+    ) -> dict[str, Any]:
         """Store one event under the next sequence and return its envelope."""
         ...
 
@@ -98,7 +100,9 @@ class Timeline:
     ``path=None`` keeps the window in memory only (tests, embedded use without a state dir).
     """
 
-    def __init__(self, log: EventLog, *, clock: Clock | None = None, capacity: int = DEFAULT_CAPACITY) -> None:
+    def __init__(
+        self, log: EventLog, *, clock: Clock | None = None, capacity: int = DEFAULT_CAPACITY
+    ) -> None:
         self._log = log
         self._clock = clock or SystemClock()
         self._capacity = capacity

@@ -26,16 +26,25 @@ from meta_memory.memory.records import (
 )
 from meta_memory.memory.sqlite.store import SqliteRealmStore
 
+from ..conftest import BACKENDS, Backend, make_backend
+
 REALM = "r"
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    """Agent memory runs against both backends."""
+    yield from make_backend(request.param, request)
+
+
 @pytest.fixture
-def open_handle(state_dir: Path, clock: ManualClock) -> Iterator[Callable[[], MetaHandle]]:
+def open_handle(state_dir: Path, clock: ManualClock, backend: Backend) -> Iterator[Callable[[], MetaHandle]]:
     """Open a fresh runtime on ``state_dir`` (close the previous one first to "restart")."""
     opened: list[MetaHandle] = []
 
     def open_() -> MetaHandle:
-        handle = Meta.builder().persistent_state(state_dir).agent_memory().clock(clock).build()
+        builder = Meta.builder().persistent_state(state_dir).agent_memory(**backend.store_config())
+        handle = builder.clock(clock).build()
         opened.append(handle)
         return handle
 

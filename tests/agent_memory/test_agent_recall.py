@@ -3,7 +3,6 @@ contextual filtering, parameter errors and usage counters. (Ranking quality is t
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +21,8 @@ from meta_memory.memory.records import (
     content_hash,
 )
 from meta_memory.memory.validator import CreateOp, WriteBatch
+
+from ..conftest import SQLITE_ONLY, Backend
 
 RECALL = "meta/agent_memory/recall"
 
@@ -177,36 +178,35 @@ def test_explicit_recall_counts_usage_of_the_returned_records_only(
     assert (bikes_usage.explicit_recall_count, bikes_usage.last_recalled_at_ms) == (0, None)
 
 
-def _usage_in_file(handle: MetaHandle, memory_id: str) -> tuple[int, int | None]:
-    """The counters as the realm file holds them (another connection: nothing in memory counts)."""
-    path = handle.runtime.layout.realm_db_path("default")
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        row = db.execute(
-            "SELECT explicit_recall_count, last_recalled_at_ms FROM records WHERE id = ?", (memory_id,)
-        ).fetchone()
-    finally:
-        db.close()
+def _usage_stored(backend: Backend, handle: MetaHandle, memory_id: str) -> tuple[int, int | None]:
+    """The counters as the store holds them (another connection: nothing in memory counts)."""
+    [row] = backend.stored(
+        handle.runtime.layout.root,
+        "SELECT explicit_recall_count, last_recalled_at_ms FROM records WHERE id = ?",
+        (memory_id,),
+    )
     return row[0], row[1]
 
 
-def test_recall_usage_is_written_back_with_the_next_write(handle: MetaHandle, clock: ManualClock) -> None:
+def test_recall_usage_is_written_back_with_the_next_write(
+    handle: MetaHandle, clock: ManualClock, backend: Backend
+) -> None:
     """A recall costs no commit of its own: its counters ride on the next write transaction."""
     coffee = handle.remember_agent_memory("alice", title="Coffee", body="Espresso grinder setting 12.")
     clock.advance(100)
     handle.recall_agent_memory("alice", query_text="espresso")
     handle.remember_agent_memory("alice", title="Tea", body="Green tea at 80 degrees.")
-    assert _usage_in_file(handle, coffee.memory_id) == (1, clock.now_ms())
+    assert _usage_stored(backend, handle, coffee.memory_id) == (1, clock.now_ms())
 
 
 def test_recall_usage_is_written_back_in_a_quiet_spell(
-    handle: MetaHandle, eventually: Callable[..., bool]
+    handle: MetaHandle, eventually: Callable[..., bool], backend: Backend
 ) -> None:
     """With no write to carry them, the background thread writes pending counters once the realm is quiet."""
     coffee = handle.remember_agent_memory("alice", title="Coffee", body="Espresso grinder setting 12.")
     handle.recall_agent_memory("alice", query_text="espresso")
     handle.recall_agent_memory("alice", query_text="grinder")
-    assert eventually(lambda: _usage_in_file(handle, coffee.memory_id)[0] == 2)
+    assert eventually(lambda: _usage_stored(backend, handle, coffee.memory_id)[0] == 2)
 
 
 def test_recall_usage_survives_a_clean_restart(open_handle: Callable[[], MetaHandle]) -> None:
@@ -220,6 +220,7 @@ def test_recall_usage_survives_a_clean_restart(open_handle: Callable[[], MetaHan
     assert store.get(coffee.memory_id).usage.explicit_recall_count == 3  # type: ignore[union-attr]
 
 
+@SQLITE_ONLY
 def test_panel_reads_see_pending_recall_usage(handle: MetaHandle) -> None:
     """Panel reads go through ``reading()``, which writes pending counters back first."""
     coffee = handle.remember_agent_memory("alice", title="Coffee", body="Espresso grinder setting 12.")

@@ -23,7 +23,7 @@ from meta_memory.clock import ManualClock
 from meta_memory.memory.sqlite.migrations import SCHEMA_VERSION
 from meta_memory.memory.sqlite.store import SqliteRealmStore
 
-from ..conftest import gateway_command
+from ..conftest import SQLITE_ONLY, gateway_command
 
 
 def _digest(path: Path) -> str:
@@ -53,6 +53,7 @@ def _damage_findings(report: dict[str, object]) -> list[dict[str, str]]:
     return [f for f in findings if f["code"] == "realm-damaged"]  # type: ignore[union-attr]
 
 
+@SQLITE_ONLY
 @pytest.mark.parametrize(
     ("damage", "said"),
     [
@@ -104,6 +105,7 @@ def test_a_truncated_or_replaced_realm_file_is_refused_and_left_untouched(
     ]  # type: ignore[union-attr]
 
 
+@SQLITE_ONLY
 def test_a_realm_file_missing_beside_its_wal_is_refused_and_nothing_is_created(
     open_handle: Callable[[], MetaHandle], state_dir: Path
 ) -> None:

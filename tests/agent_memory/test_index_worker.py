@@ -265,7 +265,9 @@ def test_a_library_runtime_indexes_inline_unless_configured(tmp_path: Path, cloc
         assert rt.agent_memory is not None and getattr(rt.agent_memory.stores, "index_worker", None) is None
     config = load_config_dict({"agent_memory": {"enabled": True, "index_worker": "process"}})
     with MetaRuntime.open(tmp_path / "b", config, clock=clock) as rt:
-        assert rt.agent_memory is not None and getattr(rt.agent_memory.stores, "index_worker", None) is not None
+        assert (
+            rt.agent_memory is not None and getattr(rt.agent_memory.stores, "index_worker", None) is not None
+        )
     config = load_config_dict({"agent_memory": {"enabled": True, "index_worker": "inline"}})
     with MetaRuntime.open(tmp_path / "c", config, clock=clock, serving=True) as rt:
         assert rt.agent_memory is not None and getattr(rt.agent_memory.stores, "index_worker", None) is None

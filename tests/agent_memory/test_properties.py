@@ -6,10 +6,11 @@ import hashlib
 import itertools
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from meta_memory import MetaHandle
+from meta_memory import InvalidParams, MetaHandle
 from meta_memory.clock import ManualClock
 from meta_memory.memory.records import (
     APPLICATION,
@@ -28,10 +29,21 @@ from meta_memory.memory.sqlite.store import SqliteRealmStore
 from meta_memory.memory.validator import CreateOp, WriteBatch
 
 _settings = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-_nonblank = st.text(min_size=1).filter(str.strip)
-titles = st.text(min_size=1, max_size=50).filter(str.strip)  # ≤ 4 bytes a character: within 200 bytes
-bodies = st.text(min_size=1, max_size=400).filter(str.strip)
-tag_lists = st.lists(st.text(min_size=1, max_size=12).filter(str.strip), max_size=32)
+# Any text but NUL, which no field accepts (the NUL rule has its own test).
+_chars = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
+_nonblank = st.text(_chars, min_size=1).filter(str.strip)
+titles = st.text(_chars, min_size=1, max_size=50).filter(str.strip)  # ≤ 4 bytes a character: within 200 bytes
+bodies = st.text(_chars, min_size=1, max_size=400).filter(str.strip)
+tag_lists = st.lists(st.text(_chars, min_size=1, max_size=12).filter(str.strip), max_size=32)
+
+
+def test_a_nul_character_is_refused_in_every_text_field_and_nothing_is_stored(handle: MetaHandle) -> None:
+    for fields in ({"title": "a\x00b"}, {"body": "\x00"}, {"tags": ["ok", "n\x00l"]}):
+        params = {"title": "T", "body": "B", **fields}
+        with pytest.raises(InvalidParams) as refused:
+            handle.remember_agent_memory("alice", **params)  # type: ignore[arg-type]
+        assert "must not contain NUL (U+0000) characters" in refused.value.message
+    assert handle.recall_agent_memory("alice", selection="always") == []
 
 
 def _reference_hash(title: str, body: str) -> str:
@@ -87,9 +99,11 @@ def test_a_committed_record_reads_back_equal_from_the_realm_file(tmp_path: Path,
         identity=_nonblank,
         kind=_kinds,
         title=titles,
-        description=st.text(max_size=100),
+        description=st.text(_chars, max_size=100),
         body=bodies,
-        tags=st.lists(st.text(min_size=1, max_size=12).filter(str.strip), max_size=8, unique=True).map(tuple),
+        tags=st.lists(
+            st.text(_chars, min_size=1, max_size=12).filter(str.strip), max_size=8, unique=True
+        ).map(tuple),
         provenance=_provenance,
         trust=st.sampled_from(list(Trust)),
         created=st.integers(0, 2**63 - 1),

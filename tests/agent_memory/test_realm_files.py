@@ -20,6 +20,8 @@ from meta_memory.memory.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, mig
 from meta_memory.memory.sqlite.store import REALM_PAGE_SIZE, SqliteRealmStore
 from meta_memory.memory.validator import CreateOp, WriteBatch
 
+from ..conftest import SQLITE_ONLY, Backend
+
 
 def _reference_hash(title: str, body: str) -> str:
     """REFERENCE 3.2: SHA-256 over (title byte length, 8-byte little-endian) ‖ title ‖ body, lowercase hex."""
@@ -41,10 +43,10 @@ def test_content_hash_has_a_known_value_and_separates_title_from_body() -> None:
 
 
 def test_the_stored_content_hash_is_the_hash_of_the_normalized_title_and_body(
-    handle: MetaHandle, state_dir: Path, sql: Any
+    handle: MetaHandle, state_dir: Path, backend: Backend
 ) -> None:
     record = handle.remember_agent_memory("alice", title="  Deploy   rule ", body="\n Ask first. \n")
-    rows = sql(state_dir / "agent-memory" / "default.sqlite3", "SELECT id, content_hash FROM records")
+    rows = backend.stored(state_dir, "SELECT id, content_hash FROM records")
     assert rows == [(record.memory_id, _reference_hash("Deploy rule", "Ask first."))]
 
 
@@ -198,6 +200,7 @@ def test_a_corrupt_realm_file_raises_an_error_naming_the_file(tmp_path: Path, cl
     assert str(tmp_path) not in refused.value.message
 
 
+@SQLITE_ONLY
 @pytest.mark.parametrize("selection", ["always", "contextual"])
 def test_recall_on_a_corrupt_realm_is_an_error_never_an_empty_result(
     open_handle: Callable[[], MetaHandle], state_dir: Path, selection: str

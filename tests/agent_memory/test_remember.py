@@ -11,6 +11,8 @@ import pytest
 from meta_memory import InvalidParams, MetaHandle, WriteRefused
 from meta_memory.clock import ManualClock
 
+from ..conftest import SQLITE_ONLY, Backend
+
 REMEMBER = "meta/agent_memory/remember"
 # Fake secrets are assembled from fragments so no provider-shaped literal sits in the source.
 AWS_KEY = "AK" + "IA" + "IOSFODNN7EXAMPLE"
@@ -161,15 +163,14 @@ def test_remember_refuses_each_secret_class_and_stores_nothing(
 
 
 def test_remembering_an_exact_duplicate_returns_the_same_record_and_writes_nothing(
-    handle: MetaHandle, clock: ManualClock, state_dir: Path, sql: Any
+    handle: MetaHandle, clock: ManualClock, state_dir: Path, backend: Backend
 ) -> None:
     first = handle.remember_agent_memory("alice", title="Deploy   rule", body="Ask first.", tags=["ops"])
     clock.advance(5_000)
     again = handle.remember_agent_memory("alice", title="Deploy rule", body="  Ask first.\n", tags=["other"])
     assert again == first
-    realm_file = state_dir / "agent-memory" / "default.sqlite3"
-    assert _count(sql, realm_file, "records") == 1
-    assert sql(realm_file, "SELECT op, record_id FROM audit") == [("create", first.memory_id)]
+    assert backend.stored(state_dir, "SELECT count(*) FROM records") == [(1,)]
+    assert backend.stored(state_dir, "SELECT op, record_id FROM audit") == [("create", first.memory_id)]
 
 
 def test_the_same_content_for_another_identity_is_a_new_record(handle: MetaHandle) -> None:
@@ -188,6 +189,7 @@ def test_remembering_forgotten_content_again_creates_a_new_active_record(handle:
     assert handle.recall_agent_memory("alice", selection="always") == [again]
 
 
+@SQLITE_ONLY
 def test_the_default_realm_is_default_and_each_realm_is_its_own_file(
     handle: MetaHandle, state_dir: Path, sql: Any
 ) -> None:

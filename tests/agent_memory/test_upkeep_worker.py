@@ -1,4 +1,4 @@
-"""The shared upkeep worker (memory/sqlite/upkeep.py): one thread for every realm file's deferred
+"""The shared upkeep worker (memory/upkeep.py): one thread for every realm file's deferred
 upkeep, tasks run when due and one at a time, a cancelled task never runs again, a failing task
 does not stop the others."""
 
@@ -15,7 +15,7 @@ import pytest
 from meta_memory.clock import ManualClock
 from meta_memory.memory.records import APPLICATION, Record, Scope
 from meta_memory.memory.sqlite.store import SqliteRealmStore
-from meta_memory.memory.sqlite.upkeep import UpkeepWorker
+from meta_memory.memory.upkeep import UpkeepWorker
 from meta_memory.memory.validator import CreateOp, WriteBatch
 
 

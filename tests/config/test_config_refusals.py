@@ -81,7 +81,16 @@ REFUSALS = {
         ["agent_memory.llm_writes", "'observed'", "'quarantined'"],
     ),
     "operator-scope": (AM + 'operator_scope = "global"\n', ["agent_memory.operator_scope", "'provisional'"]),
-    "store-enum": (AM + 'store = "postgres"\n', ["agent_memory.store", "'sqlite'", "'postgres'"]),
+    "store-enum": (AM + 'store = "mysql"\n', ["agent_memory.store", "'sqlite'", "'postgres'"]),
+    "postgres-without-dsn": (AM + 'store = "postgres"\n', ["agent_memory.postgres", "dsn", "dsn_env"]),
+    "postgres-both-dsns": (
+        AM + 'store = "postgres"\n[agent_memory.postgres]\ndsn = "postgresql://h/db"\ndsn_env = "PG"\n',
+        ["agent_memory.postgres", "dsn", "dsn_env"],
+    ),
+    "postgres-pool-range": (
+        AM + 'store = "postgres"\n[agent_memory.postgres]\ndsn = "postgresql://h/db"\npool_max = 0\n',
+        ["agent_memory.postgres.pool_max"],
+    ),
     "steward-range": (
         AM + "[agent_memory.steward]\nruns_per_day = 97\n",
         ["agent_memory.steward.runs_per_day", "1 and 96"],

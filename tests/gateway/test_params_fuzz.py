@@ -4,7 +4,8 @@ is what an exception no validator anticipated turns into.
 
 The params mix the names the methods read with values of every JSON type, and plausible values
 (an identity, a memory id that exists, a session key that is open) so that calls get past the
-first check and into the deeper ones.
+first check and into the deeper ones. Both run on either backend: a driver's error (a value
+PostgreSQL refuses that SQLite stores) must not slip through either.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 import itertools
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +25,8 @@ from meta_memory.config import DEFAULT_CONFIG, load_config_dict
 from meta_memory.gateway.dispatch import CONSOLE, SDK, CallContext, Dispatcher, Method
 from meta_memory.gateway.methods import build_dispatcher
 from meta_memory.runtime import MetaRuntime
+
+from ..conftest import BACKENDS, Backend, make_backend
 
 # The names the methods read (REFERENCE 1.3), and a few they do not.
 PARAM_NAMES = (
@@ -146,8 +151,13 @@ def broken(draw: st.DrawFn, template: dict[str, Any], extra: st.SearchStrategy[A
     return params
 
 
-def test_no_params_reach_the_boundary_as_an_internal_error(tmp_path: Path) -> None:
-    with MetaRuntime.open(tmp_path / "state", load_config_dict(dict(DEFAULT_CONFIG))) as runtime:
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    yield from make_backend(request.param, request)
+
+
+def test_no_params_reach_the_boundary_as_an_internal_error(tmp_path: Path, backend: Backend) -> None:
+    with MetaRuntime.open(tmp_path / "state", load_config_dict(backend.config(DEFAULT_CONFIG))) as runtime:
         dispatcher = build_dispatcher(runtime)
         sdk, console = CallContext(SDK), CallContext(CONSOLE)
         # Every method either surface serves (the console's panel and review methods too).
@@ -194,11 +204,13 @@ def test_no_params_reach_the_boundary_as_an_internal_error(tmp_path: Path) -> No
                 error = reply["error"]
                 assert error["code"] != -32603, (method, params, error)
                 assert isinstance(error["code"], int) and error["message"].strip()
-                # No server path (unless the caller sent it), and no SQLite or Python text.
+                # No server path (unless the caller sent it), and no driver or Python text.
                 told = json.dumps(error)
                 if str(tmp_path) not in json.dumps(params):
                     assert str(tmp_path) not in told, (method, params, error)
-                assert not any(w in told for w in ("sqlite3.", "Traceback", "OperationalError")), error
+                assert not any(w in told for w in ("sqlite3.", "psycopg", "Traceback", "OperationalError")), (
+                    error
+                )
 
         call()
 
@@ -220,10 +232,12 @@ def _with(params: dict[str, Any], field: tuple[str, ...], value: str) -> dict[st
     return {**params, head: _with(params[head], tuple(rest), value)}
 
 
-def test_every_string_field_of_every_method_meets_every_hostile_string(tmp_path: Path) -> None:
+def test_every_string_field_of_every_method_meets_every_hostile_string(
+    tmp_path: Path, backend: Backend
+) -> None:
     """Not left to chance: each string field of each method's valid params (nested ones too, and
     ``realm`` where a method takes one) gets each hostile string, on both surfaces."""
-    with MetaRuntime.open(tmp_path / "state", load_config_dict(dict(DEFAULT_CONFIG))) as runtime:
+    with MetaRuntime.open(tmp_path / "state", load_config_dict(backend.config(DEFAULT_CONFIG))) as runtime:
         dispatcher = build_dispatcher(runtime)
         surfaces = (CallContext(SDK), CallContext(CONSOLE))
         calls = 0

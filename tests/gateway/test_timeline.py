@@ -1,4 +1,5 @@
-"""The timeline: persisted envelopes, meta/timeline/query paging, and the live SSE stream."""
+"""The timeline: persisted envelopes, meta/timeline/query paging, and the live SSE stream, on either
+backend (a realm file's ``events`` table, or PostgreSQL's)."""
 
 from __future__ import annotations
 
@@ -16,17 +17,26 @@ from meta_memory.gateway.http import build_app
 from meta_memory.runtime import MetaRuntime
 from meta_memory.sdk import MetaHandle
 
-
-def _open(state_dir: Path, clock: ManualClock) -> MetaRuntime:
-    return MetaRuntime.open(state_dir, load_config_dict(DEFAULT_CONFIG), clock=clock)
+from ..conftest import BACKENDS, Backend, make_backend
 
 
-def test_events_are_standard_envelopes_persisted_across_restart(state_dir: Path, clock: ManualClock) -> None:
-    with _open(state_dir, clock) as rt:
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    yield from make_backend(request.param, request)
+
+
+def _open(state_dir: Path, clock: ManualClock, backend: Backend) -> MetaRuntime:
+    return MetaRuntime.open(state_dir, load_config_dict(backend.config(DEFAULT_CONFIG)), clock=clock)
+
+
+def test_events_are_standard_envelopes_persisted_across_restart(
+    state_dir: Path, clock: ManualClock, backend: Backend
+) -> None:
+    with _open(state_dir, clock, backend) as rt:
         rt.events.emit(
             "memory.conflict.signal", {"realm": "default", "entity": "e", "topic": "t", "reason": None}
         )
-    with _open(state_dir, clock) as rt:
+    with _open(state_dir, clock, backend) as rt:
         handle = MetaHandle(rt)
         (event,) = handle.call("meta/timeline/query")["events"]
         assert event == {

@@ -17,10 +17,9 @@ team red); ``ghost`` is written to but unknown to the console. Readers:
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +43,11 @@ from meta_memory.memory.records import (
     Trust,
     content_hash,
 )
-from meta_memory.memory.sqlite.store import SqliteRealmStore
+from meta_memory.memory.store import RealmStore
 from meta_memory.memory.validator import CreateOp, WriteBatch
 from meta_memory.runtime import MetaRuntime
+
+from ..conftest import BACKENDS, Backend, RawDb, make_backend
 
 ROOT = Principal("root")
 LEADS = Principal("lena", frozenset({"leads"}))
@@ -130,6 +131,7 @@ class Bench:
     runtime: MetaRuntime
     clock: ManualClock
     dispatcher: Dispatcher
+    backend: Backend = field(default_factory=lambda: Backend("sqlite"))
 
     def call(self, method: str, params: Any = None, principal: Principal = ROOT) -> Any:
         return self.dispatcher.call(method, params, CallContext(CONSOLE, principal=principal))
@@ -148,7 +150,7 @@ class Bench:
     def tick(self, ms: int = 1) -> None:
         self.clock.advance(ms)
 
-    def store(self, realm: str = "default") -> SqliteRealmStore:
+    def store(self, realm: str = "default") -> RealmStore:
         assert self.runtime.agent_memory is not None
         return self.runtime.agent_memory.store(realm)
 
@@ -240,28 +242,36 @@ class Bench:
         )
 
     @contextmanager
-    def db(self, realm: str = "default") -> Iterator[sqlite3.Connection]:
-        """A second connection to the realm file, for tables no API fills yet; committed on exit."""
-        with closing(sqlite3.connect(self.store(realm).path)) as conn, conn:
+    def db(self, realm: str = "default") -> Iterator[RawDb]:
+        """A second connection to the realm's store, for tables no API fills yet; committed on exit."""
+        self.store(realm)  # the realm exists before rows are written behind the API
+        with self.backend.db(self.runtime.layout.root, realm=realm) as conn:
             yield conn
 
 
-def open_bench(state: Path, config: dict[str, Any]) -> Bench:
+def open_bench(state: Path, config: dict[str, Any], backend: Backend | None = None) -> Bench:
+    backend = backend or Backend("sqlite")
     clock = ManualClock()
-    runtime = MetaRuntime.open(state, load_config_dict(config), clock=clock)
-    return Bench(runtime, clock, build_dispatcher(runtime))
+    runtime = MetaRuntime.open(state, load_config_dict(backend.config(config)), clock=clock)
+    return Bench(runtime, clock, build_dispatcher(runtime), backend)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    """This suite runs against both backends."""
+    yield from make_backend(request.param, request)
 
 
 @pytest.fixture
-def bench(tmp_path: Path) -> Iterator[Bench]:
-    made = open_bench(tmp_path / "state", access_config())
+def bench(tmp_path: Path, backend: Backend) -> Iterator[Bench]:
+    made = open_bench(tmp_path / "state", access_config(), backend)
     yield made
     made.runtime.close()
 
 
 @pytest.fixture
-def unguarded(tmp_path: Path) -> Iterator[Bench]:
+def unguarded(tmp_path: Path, backend: Backend) -> Iterator[Bench]:
     """The same data model with access control disabled: everything is visible."""
-    made = open_bench(tmp_path / "open", access_config(enabled=False))
+    made = open_bench(tmp_path / "open", access_config(enabled=False), backend)
     yield made
     made.runtime.close()

@@ -1,15 +1,13 @@
 """Paging through ``records`` across several realms, with any limit, filter and caller, returns each
 row the caller may read exactly once, in order, and never one it may not; pages exceed ``limit`` only
 to keep two realms' rows with one id and update time together, and ``next_cursor`` comes exactly when
-more readable rows follow. The expectation is computed independently, from the realm files and the
+more readable rows follow. The expectation is computed independently, from the stored rows and the
 access engine."""
 
 from __future__ import annotations
 
 import random
-import sqlite3
 from collections.abc import Iterator
-from contextlib import closing
 from typing import Any
 
 import pytest
@@ -19,6 +17,7 @@ from hypothesis import strategies as st
 from meta_memory.access import ANONYMOUS, Principal
 from meta_memory.memory.records import OPERATOR, Scope, ScopeKind, Status
 
+from ..conftest import BACKENDS, make_backend
 from .conftest import AUDITOR, BLIND, LEADS, OUTSIDER, RED, REVIEWER, ROOT, Bench, access_config, open_bench
 
 REALMS = ("alpha", "beta", "gamma")
@@ -58,12 +57,13 @@ def _populate(bench: Bench) -> None:
                 assert bench.store(realm).forget(Scope(kind, realm, key), made.id, OPERATOR)
 
 
-@pytest.fixture(scope="module")
-def dataset(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
-    bench = open_bench(tmp_path_factory.mktemp("paging") / "state", access_config())
-    _populate(bench)
-    yield bench
-    bench.runtime.close()
+@pytest.fixture(scope="module", params=BACKENDS)
+def dataset(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Bench]:
+    for backend in make_backend(request.param, request):
+        bench = open_bench(tmp_path_factory.mktemp("paging") / "state", access_config(), backend)
+        _populate(bench)
+        yield bench
+        bench.runtime.close()
 
 
 def _expected(bench: Bench, principal: Principal, params: dict[str, Any]) -> list[tuple[str, str, int]]:
@@ -73,10 +73,13 @@ def _expected(bench: Bench, principal: Principal, params: dict[str, Any]) -> lis
     for realm in REALMS:
         if params.get("realm") not in (None, realm):
             continue
-        with closing(sqlite3.connect(bench.store(realm).path)) as conn:
+        # A realm file holds one realm; the PostgreSQL schema holds them all.
+        of_realm, args = (" WHERE r.realm = ?", (realm,)) if bench.backend.is_postgres else ("", ())
+        with bench.db(realm) as conn:
             stored = conn.execute(
                 "SELECT r.id, s.kind, s.key, r.status, r.ever_quarantined, r.updated_at_ms "
-                "FROM records r JOIN scopes s ON s.scope_id = r.scope_id"
+                "FROM records r JOIN scopes s ON s.scope_id = r.scope_id" + of_realm,
+                args,
             ).fetchall()
         for memory_id, kind, key, status, ever, updated in stored:
             if params.get("scope") not in (None, kind) or params.get("status") not in (None, status):

@@ -1,13 +1,12 @@
 """Fixtures for quarantine review: a runtime whose LLM writes all land quarantined, and a ``desk`` that
-quarantines records, decides them on the console surface, and reads the realm file behind the store
-(audit rows, gated-promotion mappings and staged batches, through sqlite3 as the storage contract)."""
+quarantines records, decides them on the console surface, and reads the store behind its API (audit rows,
+gated-promotion mappings and staged batches) on a connection of its own, on either backend."""
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,10 @@ from meta_memory.clock import ManualClock
 from meta_memory.errors import MetaError
 from meta_memory.gateway.dispatch import CONSOLE, CallContext
 from meta_memory.memory.records import Record
-from meta_memory.memory.sqlite.store import SqliteRealmStore
+from meta_memory.memory.store import RealmStore
 from meta_memory.sdk import Session
+
+from ..conftest import BACKENDS, Backend, RawDb, make_backend
 
 DECIDE = "meta/memory/quarantine/decide"
 VERDICT_EVENT = "memory.quarantine.verdict"
@@ -39,9 +40,10 @@ class Desk:
 
     meta: MetaHandle
     clock: ManualClock
+    backend: Backend
 
     @property
-    def store(self) -> SqliteRealmStore:
+    def store(self) -> RealmStore:
         assert self.meta.runtime.agent_memory is not None
         return self.meta.runtime.agent_memory.store("default")
 
@@ -111,9 +113,9 @@ class Desk:
         return list(sink.events(VERDICT_EVENT))
 
     @contextmanager
-    def db(self) -> Iterator[sqlite3.Connection]:
-        """A second connection to the realm file; committed on exit."""
-        with closing(sqlite3.connect(self.store.path)) as conn, conn:
+    def db(self) -> Iterator[RawDb]:
+        """A second connection to the store; committed on exit."""
+        with self.backend.db(self.meta.runtime.layout.root) as conn:
             yield conn
 
     def audit_count(self) -> int:
@@ -166,19 +168,26 @@ class Desk:
         return digest
 
 
-def _open(state: Path, clock: ManualClock, llm_writes: str) -> MetaHandle:
-    return Meta.builder().persistent_state(state).agent_memory(llm_writes=llm_writes).clock(clock).build()
+def _open(state: Path, clock: ManualClock, llm_writes: str, backend: Backend) -> MetaHandle:
+    builder = Meta.builder().persistent_state(state)
+    return builder.agent_memory(llm_writes=llm_writes, **backend.store_config()).clock(clock).build()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    """This suite runs against both backends."""
+    yield from make_backend(request.param, request)
 
 
 @pytest.fixture
-def desk(tmp_path: Path, clock: ManualClock) -> Iterator[Desk]:
+def desk(tmp_path: Path, clock: ManualClock, backend: Backend) -> Iterator[Desk]:
     """Every LLM write quarantines (``llm_writes = "quarantined"``)."""
-    with _open(tmp_path / "state", clock, "quarantined") as meta:
-        yield Desk(meta, clock)
+    with _open(tmp_path / "state", clock, "quarantined", backend) as meta:
+        yield Desk(meta, clock, backend)
 
 
 @pytest.fixture
-def observed_desk(tmp_path: Path, clock: ManualClock) -> Iterator[Desk]:
+def observed_desk(tmp_path: Path, clock: ManualClock, backend: Backend) -> Iterator[Desk]:
     """The default posture: only writes of tainted sessions quarantine (``llm_writes = "observed"``)."""
-    with _open(tmp_path / "observed", clock, "observed") as meta:
-        yield Desk(meta, clock)
+    with _open(tmp_path / "observed", clock, "observed", backend) as meta:
+        yield Desk(meta, clock, backend)

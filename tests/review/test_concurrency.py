@@ -32,12 +32,13 @@ def race(desk, memory_id: str, verdicts: tuple[str, str]) -> list[Any]:
 
 
 def review_rows(desk, memory_id: str) -> int:
+    origin = (
+        "detail->'review'->>'origin'"
+        if desk.backend.is_postgres
+        else "json_extract(detail, '$.review.origin')"
+    )
     with desk.db() as conn:
-        return int(
-            conn.execute(
-                "SELECT count(*) FROM audit WHERE json_extract(detail, '$.review.origin') = ?", (memory_id,)
-            ).fetchone()[0]
-        )
+        return int(conn.execute(f"SELECT count(*) FROM audit WHERE {origin} = ?", (memory_id,)).fetchone()[0])
 
 
 def test_two_concurrent_releases_apply_once_and_the_other_gets_the_replay(desk) -> None:

@@ -5,8 +5,6 @@ authenticated principal only, each applied op writes one audit row holding the r
 from __future__ import annotations
 
 import json
-import sqlite3
-from contextlib import closing
 from types import SimpleNamespace
 
 import pytest
@@ -117,7 +115,7 @@ def test_the_verdict_event_is_emitted_once_after_commit_naming_record_verdict_an
 
     def on_event(envelope: dict) -> None:
         if envelope["event_type"] == "memory.quarantine.verdict":  # read the file through another connection
-            with closing(sqlite3.connect(desk.store.path)) as conn:
+            with desk.db() as conn:
                 seen.append(
                     conn.execute("SELECT status FROM records WHERE id = ?", (origin.id,)).fetchone()[0]
                 )

@@ -13,17 +13,26 @@ from meta_memory import Meta, MetaHandle
 from meta_memory.clock import ManualClock
 from meta_memory.sdk import MemoryToolResult
 
+from ..conftest import BACKENDS, Backend, make_backend
+
 OpenMeta = Callable[..., MetaHandle]
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    """Host sessions and the firewall run against both backends."""
+    yield from make_backend(request.param, request)
+
+
 @pytest.fixture
-def open_meta(tmp_path: Path, clock: ManualClock) -> Iterator[OpenMeta]:
+def open_meta(tmp_path: Path, clock: ManualClock, backend: Backend) -> Iterator[OpenMeta]:
     """Build a handle on a fresh state dir; keyword arguments go to ``.agent_memory(...)``."""
     opened: list[MetaHandle] = []
 
     def open_(**agent_memory: Any) -> MetaHandle:
         state = tmp_path / f"state-{len(opened)}"
-        handle = Meta.builder().persistent_state(state).agent_memory(**agent_memory).clock(clock).build()
+        options = {**backend.store_config(), **agent_memory}
+        handle = Meta.builder().persistent_state(state).agent_memory(**options).clock(clock).build()
         opened.append(handle)
         return handle
 

@@ -1,14 +1,13 @@
 """Fixtures for the steward: a runtime (every LLM write quarantined, the roster putting ``lead`` and
 ``scout`` in mob ``crew``) whose steward judges with a :class:`ScriptedReviewer`, and a ``bench`` that
-writes the queue (quarantined records, proposals, harvests), runs dreams, decides gates, and reads
-the realm file behind the store with sqlite3 (the storage contract)."""
+writes the queue (quarantined records, proposals, harvests), runs dreams, decides gates, and reads the
+store behind its API on a connection of its own, on either backend."""
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,11 @@ from meta_memory.gating import parse_decide_params
 from meta_memory.memory.params import parse_remember
 from meta_memory.memory.records import Record, RecordKind
 from meta_memory.memory.service import AgentDraft, AgentMemory
-from meta_memory.memory.sqlite.store import SqliteRealmStore
+from meta_memory.memory.store import RealmStore
 from meta_memory.runtime import MetaRuntime
 from meta_memory.steward import DreamInput, DreamReport, DreamVerdicts, Steward
+
+from ..conftest import BACKENDS, Backend, RawDb, make_backend
 
 REALM = "default"
 MOB = "crew"
@@ -47,21 +48,23 @@ class ScriptedReviewer:
         return self.script(dream)
 
 
-def config(**steward: Any) -> Any:
+def config(backend: Backend | None = None, **steward: Any) -> Any:
     return load_config_dict(
-        {
-            "memory": {"kind": "local_json"},
-            "agent_memory": {
-                "enabled": True,
-                "llm_writes": "quarantined",
-                "steward": {"enabled": False, **steward},
-            },
-            "roster": [
-                {"identity": "lead", "mob": MOB},
-                {"identity": "scout", "mob": MOB},
-                {"identity": "solo"},
-            ],
-        }
+        (backend or Backend("sqlite")).config(
+            {
+                "memory": {"kind": "local_json"},
+                "agent_memory": {
+                    "enabled": True,
+                    "llm_writes": "quarantined",
+                    "steward": {"enabled": False, **steward},
+                },
+                "roster": [
+                    {"identity": "lead", "mob": MOB},
+                    {"identity": "scout", "mob": MOB},
+                    {"identity": "solo"},
+                ],
+            }
+        )
     )
 
 
@@ -70,6 +73,7 @@ class Bench:
     runtime: MetaRuntime
     clock: ManualClock
     reviewer: ScriptedReviewer
+    backend: Backend = field(default_factory=lambda: Backend("sqlite"))
 
     @property
     def memory(self) -> AgentMemory:
@@ -82,7 +86,7 @@ class Bench:
         return self.runtime.steward
 
     @property
-    def store(self) -> SqliteRealmStore:
+    def store(self) -> RealmStore:
         return self.memory.store(REALM)
 
     def quarantine(
@@ -122,8 +126,8 @@ class Bench:
         return list(sink.events(event_type))
 
     @contextmanager
-    def db(self) -> Iterator[sqlite3.Connection]:
-        with closing(sqlite3.connect(self.store.path)) as conn, conn:
+    def db(self) -> Iterator[RawDb]:
+        with self.backend.db(self.runtime.layout.root) as conn:
             yield conn
 
     def promotion(self, pending_id: str) -> tuple[str, int | None]:
@@ -176,14 +180,21 @@ class Bench:
         return digest
 
 
-def open_bench(path: Path, clock: ManualClock, **steward: Any) -> Bench:
+def open_bench(path: Path, clock: ManualClock, backend: Backend | None = None, **steward: Any) -> Bench:
     reviewer = ScriptedReviewer()
-    runtime = MetaRuntime.open(path, config(**steward), clock=clock, steward_reviewer=reviewer)
-    return Bench(runtime, clock, reviewer)
+    backend = backend or Backend("sqlite")
+    runtime = MetaRuntime.open(path, config(backend, **steward), clock=clock, steward_reviewer=reviewer)
+    return Bench(runtime, clock, reviewer, backend)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    """This suite runs against both backends."""
+    yield from make_backend(request.param, request)
 
 
 @pytest.fixture
-def bench(tmp_path: Path, clock: ManualClock) -> Iterator[Bench]:
-    b = open_bench(tmp_path / "state", clock)
+def bench(tmp_path: Path, clock: ManualClock, backend: Backend) -> Iterator[Bench]:
+    b = open_bench(tmp_path / "state", clock, backend)
     yield b
     b.runtime.close()

@@ -4,19 +4,22 @@ alone and the dream goes on, and every event of the dream comes after the commit
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from typing import Any
 
 import pytest
 
+from meta_memory.memory.postgres import steward_rows as postgres_rows
 from meta_memory.memory.records import Record, Status
-from meta_memory.memory.sqlite import steward_rows
+from meta_memory.memory.sqlite import steward_rows as sqlite_rows
 from meta_memory.steward import DreamInput, DreamVerdicts, ProposalVerdict, QuarantineVerdict
 
 from .conftest import Bench
 
 _EVENTS = ("memory.quarantine.verdict", "memory.promotion.pending_gate", "memory.record.promoted")
+
+
+class DiskFailed(Exception):
+    """The store's write failing under the dream (a driver's I/O error, as the steward sees it)."""
 
 
 def _queue(bench: Bench) -> tuple[Record, Record, Record, str, str]:
@@ -44,18 +47,19 @@ def test_a_dream_that_fails_part_way_leaves_none_of_its_writes_and_emits_nothing
 ) -> None:
     release, tombstone, gate, accept, reject = _queue(bench)
     verdicts = _verdicts(release, tombstone, gate, accept, reject)
-    real = steward_rows.set_proposal_status
+    rows = postgres_rows if bench.backend.is_postgres else sqlite_rows
+    real = rows.set_proposal_status
     calls = 0
 
-    def fail_on_second(db: sqlite3.Connection, proposal_id: str, status: str, now: int) -> None:
+    def fail_on_second(*args: Any) -> None:
         nonlocal calls
         calls += 1
         if calls == 2:  # the accept, after the releases, the tombstone, the staging and the reject
-            raise sqlite3.OperationalError("disk I/O error")
-        real(db, proposal_id, status, now)
+            raise DiskFailed("disk I/O error")
+        real(*args)
 
-    monkeypatch.setattr(steward_rows, "set_proposal_status", fail_on_second)
-    with pytest.raises(sqlite3.OperationalError):
+    monkeypatch.setattr(rows, "set_proposal_status", fail_on_second)
+    with pytest.raises(DiskFailed):
         bench.dream(lambda dream: verdicts)
 
     assert calls == 2
@@ -69,10 +73,10 @@ def test_a_dream_that_fails_part_way_leaves_none_of_its_writes_and_emits_nothing
     assert bench.stage_count() == 0
     assert bench.runtime.gating.pending().pending == ()  # no gate was opened for the staged promotion
     assert not any(bench.events(t) for t in _EVENTS)
-    assert not bench.store._db.in_transaction
+    assert not _in_transaction(bench)
 
     # Without the failure the same verdicts apply, all of them.
-    monkeypatch.setattr(steward_rows, "set_proposal_status", real)
+    monkeypatch.setattr(rows, "set_proposal_status", real)
     report = bench.dream(lambda dream: verdicts)
     assert report.counts() == {
         "proposal.accepted": 1,
@@ -117,18 +121,16 @@ def test_every_event_of_a_dream_comes_after_its_transaction_commits(bench: Bench
 
     def emit(event_type: str, data: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         if event_type in _EVENTS:
-            # Committed: the steward's connection holds no transaction and another connection sees
-            # the dream's writes (the released successor, the accepted proposal).
-            with closing(sqlite3.connect(bench.store.path)) as conn:
+            # Committed: another connection sees the dream's writes (the released successor, the
+            # accepted proposal), and on SQLite the steward's connection holds no transaction.
+            with bench.db() as conn:
                 successor = conn.execute(
                     "SELECT count(*) FROM records WHERE id = ?", (f"{release.id}-released",)
                 ).fetchone()[0]
                 (accepted,) = conn.execute(
                     "SELECT status FROM proposals WHERE proposal_id = ?", (accept,)
                 ).fetchone()
-            seen.append(
-                (event_type, bench.store._db.in_transaction, successor == 1 and accepted == "accepted")
-            )
+            seen.append((event_type, _in_transaction(bench), successor == 1 and accepted == "accepted"))
         return real_emit(event_type, data, *args, **kwargs)
 
     sink.emit = emit
@@ -139,3 +141,8 @@ def test_every_event_of_a_dream_comes_after_its_transaction_commits(bench: Bench
 
     assert sorted({t for t, _, _ in seen}) == sorted(_EVENTS)
     assert all(not in_txn and committed for _, in_txn, committed in seen), seen
+
+
+def _in_transaction(bench: Bench) -> bool:
+    db = getattr(bench.store, "_db", None)  # SQLite's one connection; PostgreSQL's come from a pool
+    return bool(db is not None and db.in_transaction)

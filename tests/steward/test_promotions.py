@@ -283,7 +283,10 @@ def test_stale_stage_batches_are_collected_after_a_day_but_not_those_a_pending_p
     record = bench.quarantine("Staging resets", "The staging database resets every night.")
     stage(bench, record)
     with bench.db() as conn:
-        conn.execute("INSERT INTO stage_batches VALUES ('stage-orphan', '{}', ?)", (bench.clock.now_ms(),))
+        conn.execute(
+            "INSERT INTO stage_batches (stage_token, batch, created_at_ms) VALUES ('stage-orphan', '{}', ?)",
+            (bench.clock.now_ms(),),
+        )
     bench.quarantine("Other", "Another record to dream about.")
     bench.clock.advance(DAY_MS)
 

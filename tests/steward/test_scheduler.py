@@ -106,6 +106,7 @@ def test_realms_without_a_store_file_are_not_ticked(tmp_path: Path, clock: Manua
         assert bench.memory.root.exists() is False or list(bench.memory.root.iterdir()) == []
         assert scheduler.tick() == []
         assert list(bench.memory.root.glob("*.sqlite3")) == []
+        assert list(bench.memory.realms()) == []  # no realm was created on either backend
     finally:
         bench.runtime.close()
 

@@ -84,7 +84,7 @@ def test_a_missing_state_dir_is_capability_unavailable_on_both_surfaces(
         ({"state_dir": 5}, "state_dir must be a non-empty string"),
         ({"state_dir": ""}, "state_dir must be a non-empty string"),
         ({"state_dir": "   "}, "state_dir must be a non-empty string"),
-        ({"state_dir": "a\x00b"}, "state_dir must be a non-empty string"),
+        ({"state_dir": "a\x00b"}, "state_dir must not contain NUL (U+0000) characters"),
         ({"state_dir": ["/tmp"]}, "state_dir must be a non-empty string"),
         ({"state_dir": "/tmp", "identity": 5}, "identity must be a non-empty string"),
         ({"state_dir": "/tmp", "identity": ""}, "identity must be a non-empty string"),

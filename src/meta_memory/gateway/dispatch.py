@@ -196,16 +196,19 @@ class Dispatcher:
             raise MethodNotFound()
         if method.mutating and ctx.surface == CONSOLE and self.console_read_only:
             raise ReadOnly()
-        _require_unicode(params, "params")
+        _require_text(params, "params")
         request = method.parse(params)
         if self._authorize is not None:
             self._authorize(method, request, ctx)
         return method.handler(request, ctx)
 
 
-def _require_unicode(value: Any, path: str) -> None:
-    """Refuse lone surrogates (legal as JSON escapes, not encodable as UTF-8) anywhere in params."""
+def _require_text(value: Any, path: str) -> None:
+    """Refuse lone surrogates (legal as JSON escapes, not encodable as UTF-8) and NUL characters
+    (meaningless in any field, and no database text column can hold one) anywhere in params."""
     if isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidParams(f"{path} must not contain NUL (U+0000) characters")
         if not value.isascii():
             try:
                 value.encode("utf-8")
@@ -215,8 +218,8 @@ def _require_unicode(value: Any, path: str) -> None:
                 ) from None
     elif isinstance(value, dict):
         for key, item in value.items():
-            _require_unicode(key, path)
-            _require_unicode(item, key if path == "params" else f"{path}.{key}")
+            _require_text(key, path)
+            _require_text(item, key if path == "params" else f"{path}.{key}")
     elif isinstance(value, list):
         for item in value:
-            _require_unicode(item, path)
+            _require_text(item, path)

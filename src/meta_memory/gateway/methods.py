@@ -63,7 +63,7 @@ from ..sessions import (
     unknown_session,
 )
 from ..steward import DreamParams, parse_dream_params
-from ..storage.census import StorageCensus, runtime_census
+from ..storage.census import AGENT_MEMORY_DISABLED, CALLER_EVENT_SINK, StorageCensus, runtime_census
 from ..storage.doctor import DoctorParams, diagnose, parse_doctor_params, same_directory
 from ..timeline import TimelineQuery, parse_timeline_query
 from .dispatch import CONSOLE, SDK, CallContext, Dispatcher, Method
@@ -179,7 +179,9 @@ def _console_authorizer(runtime: MetaRuntime) -> Callable[[Method, Any, CallCont
 
     def authorize(method: Method, request: Any, ctx: CallContext) -> None:
         decision = method.name == QUARANTINE_DECIDE
-        identity = getattr(request, "identity", None) if method_access(method.name).gate == "identity" else None
+        identity = (
+            getattr(request, "identity", None) if method_access(method.name).gate == "identity" else None
+        )
         authorize_method(
             engine,
             principal_of(ctx),
@@ -221,11 +223,18 @@ def timeline_visibility(runtime: MetaRuntime, principal: Principal) -> Callable[
 
 def storage_census(runtime: MetaRuntime) -> StorageCensus:
     """The runtime's storage census (REFERENCE 8), as status, capabilities and the doctor report it."""
+    storage = runtime.storage
+    memory = runtime.agent_memory
     return runtime_census(
-        agent_memory_root=runtime.agent_memory.root if runtime.agent_memory is not None else None,
-        # The runtime writes the timeline to the layout's event log; without a timeline it was
-        # handed a sink of the caller's instead.
-        event_log_path=runtime.layout.event_log_path if runtime.timeline is not None else None,
+        agent_memory=(
+            storage.agent_memory_slot(memory.stores)
+            if storage is not None and memory is not None
+            else AGENT_MEMORY_DISABLED
+        ),
+        # Without a timeline the runtime was handed a sink of the caller's instead.
+        event_log=storage.event_log_slot()
+        if storage is not None and runtime.timeline is not None
+        else CALLER_EVENT_SINK,
     )
 
 
@@ -366,11 +375,15 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
     def gating_audit(p: AuditRequest, ctx: CallContext) -> dict[str, Any]:
         return runtime.gating.audit(p).to_wire()
 
-    def panel_handler(call: Callable[[MemoryPanel, Any, Principal], dict[str, Any]]) -> Callable[[Any, CallContext], dict[str, Any]]:
+    def panel_handler(
+        call: Callable[[MemoryPanel, Any, Principal], dict[str, Any]],
+    ) -> Callable[[Any, CallContext], dict[str, Any]]:
         def handler(p: Any, ctx: CallContext) -> dict[str, Any]:
             if runtime.agent_memory is None:
                 raise MethodNotFound("memory panel is not configured")
-            return call(MemoryPanel(AgentMemorySource(runtime.agent_memory), runtime.access), p, principal_of(ctx))
+            return call(
+                MemoryPanel(AgentMemorySource(runtime.agent_memory), runtime.access), p, principal_of(ctx)
+            )
 
         return handler
 
@@ -405,17 +418,31 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             Method("meta/status", status, _no_params),
             Method("meta/capabilities", capabilities, _no_params),
             Method(
-                "meta/memory/index", memory_index, _ledger(parse_index_params), surfaces=SDK_ONLY, mutating=True
+                "meta/memory/index",
+                memory_index,
+                _ledger(parse_index_params),
+                surfaces=SDK_ONLY,
+                mutating=True,
             ),
             Method("meta/memory/query", memory_query, _ledger(parse_query_params), surfaces=SDK_ONLY),
             Method("meta/memory/stores", memory_stores, _ledger(parse_stores_params), surfaces=SDK_ONLY),
             Method(
-                "meta/agent_memory/remember", remember, remember_params, mutating=True, available=has_agent_memory
+                "meta/agent_memory/remember",
+                remember,
+                remember_params,
+                mutating=True,
+                available=has_agent_memory,
             ),
             Method("meta/agent_memory/recall", recall, recall_params, available=has_agent_memory),
-            Method("meta/agent_memory/forget", forget, forget_params, mutating=True, available=has_agent_memory),
-            Method("meta/agent_memory/update", update, update_params, mutating=True, available=has_agent_memory),
-            Method("meta/session/open", session_open, open_params, surfaces=SDK_ONLY, available=has_agent_memory),
+            Method(
+                "meta/agent_memory/forget", forget, forget_params, mutating=True, available=has_agent_memory
+            ),
+            Method(
+                "meta/agent_memory/update", update, update_params, mutating=True, available=has_agent_memory
+            ),
+            Method(
+                "meta/session/open", session_open, open_params, surfaces=SDK_ONLY, available=has_agent_memory
+            ),
             Method(
                 "meta/session/build_context",
                 session_build_context,
@@ -423,7 +450,9 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
                 surfaces=SDK_ONLY,
                 available=has_agent_memory,
             ),
-            Method("meta/session/turn", session_turn, parse_turn, surfaces=SDK_ONLY, available=has_agent_memory),
+            Method(
+                "meta/session/turn", session_turn, parse_turn, surfaces=SDK_ONLY, available=has_agent_memory
+            ),
             Method(
                 "meta/session/tool_result",
                 session_tool_result,
@@ -440,7 +469,11 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
                 available=lambda: runtime.sessions is not None and am.recorder_tool,
             ),
             Method(
-                "meta/session/reset", session_reset, parse_session_ref, surfaces=SDK_ONLY, available=has_agent_memory
+                "meta/session/reset",
+                session_reset,
+                parse_session_ref,
+                surfaces=SDK_ONLY,
+                available=has_agent_memory,
             ),
             Method(
                 "meta/session/compact",
@@ -450,7 +483,11 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
                 available=has_agent_memory,
             ),
             Method(
-                "meta/session/close", session_close, parse_session_ref, surfaces=SDK_ONLY, available=has_agent_memory
+                "meta/session/close",
+                session_close,
+                parse_session_ref,
+                surfaces=SDK_ONLY,
+                available=has_agent_memory,
             ),
             Method(
                 "meta/session/tool_definitions", session_tool_definitions, _tool_format, surfaces=SDK_ONLY
@@ -463,7 +500,11 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             ),
             Method("meta/storage/doctor", storage_doctor, parse_doctor_params),
             Method(
-                "meta/gating/evaluate", gating_evaluate, parse_evaluate_params, surfaces=SDK_ONLY, mutating=True
+                "meta/gating/evaluate",
+                gating_evaluate,
+                parse_evaluate_params,
+                surfaces=SDK_ONLY,
+                mutating=True,
             ),
             Method("meta/gating/decide", gating_decide, parse_gating_decide_params, mutating=True),
             Method("meta/gating/pending", gating_pending, parse_pending_params),
@@ -487,6 +528,10 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
     }
     for name, endpoint in PANEL_METHODS.items():
         table[name] = Method(
-            name, panel_handler(endpoint.call), endpoint.parse, surfaces=CONSOLE_ONLY, available=has_agent_memory
+            name,
+            panel_handler(endpoint.call),
+            endpoint.parse,
+            surfaces=CONSOLE_ONLY,
+            available=has_agent_memory,
         )
     return table

@@ -42,6 +42,7 @@ __all__ = [
 
 # -- writes ------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class ProposalItem:
     """A pending (or held) proposal for mob or operator scope. Its text is untrusted data."""
@@ -95,7 +96,6 @@ class InjectionRow:
 
 RecordKey = tuple[int, str]
 """A record's place in the listing order: ``(updated_at_ms, memory_id)``, newest (largest) first."""
-
 
 
 @dataclass(frozen=True)
@@ -292,6 +292,7 @@ class PromotionRow:
     created_at_ms: int
     resolved_at_ms: int | None
 
+
 @dataclass(frozen=True)
 class ProposalState:
     """What a steward verdict on a proposal reads back inside its transaction."""
@@ -301,4 +302,3 @@ class ProposalState:
     scope_key: str
     status: str
     tainted: bool
-

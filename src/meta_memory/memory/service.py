@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -48,6 +49,9 @@ from .validator import CreateOp, WriteBatch, validate_fields
 __all__ = ["AgentDraft", "AgentMemory", "InjectionResult"]
 
 log = logging.getLogger("meta_memory.agent_memory")
+
+# The least time a turn gives the store to record what it injected before leaving it to finish.
+_MIN_RECORDING_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -324,7 +328,9 @@ class AgentMemory:
         """Automatic injection for a build or a turn, bounded by ``recall_timeout_ms``.
 
         With ``recall_failure_policy = "skip"`` a slow or failing provider yields no block
-        (and a logged warning); with ``"fail"`` the error propagates.
+        (and a logged warning); with ``"fail"`` the error propagates. Recording what was
+        injected gets what is left of the budget (at least a few milliseconds) and otherwise
+        finishes in the background: a store that has become slow never holds the turn.
         """
         realm = realm or self.config.realm
         query = RecallQuery(
@@ -334,10 +340,11 @@ class AgentMemory:
             query_terms=query_terms,
             max_entries=self.config.max_entries,
         )
+        budget_s = self.config.recall_timeout_ms / 1000
+        started = time.monotonic()
         try:
-            store = self.store(realm)
-            future = self._pool.submit(self.provider.recall, store, query)
-            records = future.result(timeout=self.config.recall_timeout_ms / 1000)
+            future = self._pool.submit(self._recall_in, realm, query)
+            store, records = future.result(timeout=budget_s)
         except (FutureTimeout, MetaError, OSError) as exc:
             if self.config.recall_failure_policy == "fail":
                 if isinstance(exc, FutureTimeout):
@@ -359,10 +366,18 @@ class AgentMemory:
         if rendered is None:
             return InjectionResult(None, ())
         now = self.clock.now_ms()
-        store.record_injections(
-            [InjectionRow(i, identity, session_key, surface, now) for i in rendered.injected_ids]
-        )
+        rows = [InjectionRow(i, identity, session_key, surface, now) for i in rendered.injected_ids]
+        left_s = max(_MIN_RECORDING_S, budget_s - (time.monotonic() - started))
+        recording = self._pool.submit(_record_injections, store, rows)
+        try:
+            recording.result(timeout=left_s)
+        except FutureTimeout:
+            log.info("recording %d injection(s) for %s continues in the background", len(rows), identity)
         return InjectionResult(rendered.text, tuple(rendered.injected_ids))
+
+    def _recall_in(self, realm: str, query: RecallQuery) -> tuple[RealmStore, list[Record]]:
+        store = self.store(realm)  # opening a realm may itself wait on the store
+        return store, self.provider.recall(store, query)
 
     def defang(self, text: str) -> str:
         if not self.config.defang_inbound:
@@ -372,6 +387,14 @@ class AgentMemory:
     @staticmethod
     def new_nonce() -> str:
         return new_nonce()
+
+
+def _record_injections(store: RealmStore, rows: list[InjectionRow]) -> None:
+    """Statistics of what the agent saw: a failure is logged, never raised into a turn."""
+    try:
+        store.record_injections(rows)
+    except (MetaError, OSError) as exc:
+        log.warning("recording %d injection(s) failed: %s", len(rows), exc)
 
 
 def _injectable(record: Record) -> InjectableRecord:

@@ -197,7 +197,9 @@ class PanelReads(Protocol):
 class StewardReads(Protocol):
     """What the memory steward reads of one realm outside its write transactions."""
 
-    def gather(self, *, identities: Collection[str] | None, mob: str | None, limits: QueueLimits) -> QueueRows:
+    def gather(
+        self, *, identities: Collection[str] | None, mob: str | None, limits: QueueLimits
+    ) -> QueueRows:
         """What waits for a dream, oldest first, within ``limits``; ``identities`` restricts
         quarantined records and harvests (a mob partition), ``mob`` proposals. Sources waiting on
         a pending gate are left out."""

@@ -86,7 +86,15 @@ def _nbytes(text: str) -> int:
 
 
 def validate_fields(title: str, description: str, body: str, tags: tuple[str, ...]) -> None:
-    """Field caps and the secret scan, shared by every write path."""
+    """Field caps, text rules and the secret scan, shared by every write path."""
+    for name, text in (
+        ("title", title),
+        ("description", description),
+        ("body", body),
+        *(("tags", t) for t in tags),
+    ):
+        if "\x00" in text:
+            raise WriteRefused("field-invalid", f"{name} must not contain NUL (U+0000) characters")
     if not title.strip():
         raise WriteRefused("field-invalid", "title must be a non-empty string")
     if _nbytes(title) > TITLE_MAX_BYTES:

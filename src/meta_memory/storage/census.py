@@ -2,8 +2,8 @@
 ``meta/status``, ``meta/capabilities`` and ``meta/storage/doctor`` report it. A slot has a class
 (``durable``: meant to survive a restart; ``scratch``: in memory by design) and a resolution
 (``persistent``; ``declared_ephemeral``, a deliberate choice not to persist; ``non_persistent``).
-This runtime persists agent memory (SQLite realm files) and the event log (the timeline's
-``event_log.sqlite3``). The required domains it has no feature for (continuity, console,
+This runtime persists agent memory and the event log (the timeline) in its storage backend: the
+state dir's SQLite files by default, or a PostgreSQL database. The required domains it has no feature for (continuity, console,
 metadata, blobs, schedule) are listed ``non_persistent`` with the detail ``not provided by this
 runtime`` rather than left out, so a reader sees that nothing of theirs survives a restart and
 why; host sessions and gating state are ``scratch``; the assertion ledger is not a slot
@@ -22,7 +22,9 @@ from typing import Any, Literal
 from .layout import REALM_DB_SUFFIX, StateLayout
 
 __all__ = [
+    "AGENT_MEMORY_DISABLED",
     "BLOB_DURABILITY_NONE",
+    "CALLER_EVENT_SINK",
     "NOT_PROVIDED",
     "NOT_PROVIDED_DOMAINS",
     "REQUIRED_DOMAINS",
@@ -30,9 +32,7 @@ __all__ = [
     "SlotClass",
     "StorageCensus",
     "StorageSlot",
-    "agent_memory_slot",
     "count_realm_files",
-    "event_log_slot",
     "runtime_census",
 ]
 
@@ -119,44 +119,32 @@ def count_realm_files(root: Path) -> int | None:
     )
 
 
-def agent_memory_slot(root: Path | None) -> StorageSlot:
-    """The agent-memory slot: the SQLite realm files under ``root``, or disabled (``root=None``)."""
-    if root is None:
-        return StorageSlot(
-            "agent_memory",
-            "durable",
-            "non_persistent",
-            "disabled",
-            detail="agent memory is not enabled (configure [agent_memory])",
-        )
-    realms = count_realm_files(root)
-    count = "realm count unavailable" if realms is None else f"{realms} realm{'' if realms == 1 else 's'}"
-    return StorageSlot("agent_memory", "durable", "persistent", "sqlite", detail=f"{root} ({count})")
+AGENT_MEMORY_DISABLED = StorageSlot(
+    "agent_memory",
+    "durable",
+    "non_persistent",
+    "disabled",
+    detail="agent memory is not enabled (configure [agent_memory])",
+)
+CALLER_EVENT_SINK = StorageSlot(
+    "event_log",
+    "durable",
+    "declared_ephemeral",
+    "caller-provided event sink",
+    detail="events go to the sink passed to MetaRuntime.open; no event log is written",
+)
 
 
-def event_log_slot(path: Path | None) -> StorageSlot:
-    """The event-log slot: the timeline's SQLite file, or a sink the embedding caller chose."""
-    if path is None:
-        return StorageSlot(
-            "event_log",
-            "durable",
-            "declared_ephemeral",
-            "caller-provided event sink",
-            detail="events go to the sink passed to MetaRuntime.open; no event log is written",
-        )
-    return StorageSlot("event_log", "durable", "persistent", "sqlite", detail=str(path))
-
-
-def runtime_census(*, agent_memory_root: Path | None, event_log_path: Path | None) -> StorageCensus:
-    """The census of a runtime whose agent memory lives under ``agent_memory_root`` (``None``:
-    disabled) and whose timeline persists to ``event_log_path`` (``None``: a caller's sink)."""
+def runtime_census(*, agent_memory: StorageSlot, event_log: StorageSlot) -> StorageCensus:
+    """The census of a runtime whose backend resolved agent memory and the event log to these slots
+    (:data:`AGENT_MEMORY_DISABLED`, :data:`CALLER_EVENT_SINK` when it has neither)."""
     slots = [
         StorageSlot("continuity", "durable", "non_persistent", "none", detail=NOT_PROVIDED),
-        event_log_slot(event_log_path),
+        event_log,
         StorageSlot("console", "durable", "non_persistent", "none", detail=NOT_PROVIDED),
         StorageSlot("metadata", "durable", "non_persistent", "none", detail=NOT_PROVIDED),
         StorageSlot("blobs", "durable", "non_persistent", "none", detail=NOT_PROVIDED),
-        agent_memory_slot(agent_memory_root),
+        agent_memory,
         StorageSlot("schedule", "durable", "non_persistent", "none", detail=NOT_PROVIDED),
         StorageSlot(
             "host_sessions",

@@ -63,6 +63,9 @@ RECALL_INDEX_UNREADABLE = "recall-index-unreadable"
 SCHEMA_NEWER_THAN_SUPPORTED = "schema-newer-than-supported"
 SCHEMA_UPGRADE_PENDING = "schema-upgrade-pending"
 REALM_OK = "realm-ok"
+DATABASE_UNREACHABLE = "database-unreachable"
+DATABASE_OK = "database-ok"
+FILES_NOT_SERVED = "files-not-served"
 
 FINDING_CODES: tuple[str, ...] = (
     STATE_DIR_MISSING,
@@ -85,6 +88,9 @@ FINDING_CODES: tuple[str, ...] = (
     SCHEMA_NEWER_THAN_SUPPORTED,
     SCHEMA_UPGRADE_PENDING,
     REALM_OK,
+    DATABASE_UNREACHABLE,
+    DATABASE_OK,
+    FILES_NOT_SERVED,
 )
 
 _SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
@@ -125,7 +131,7 @@ class RealmInventory:
     when an identity was asked for."""
 
     realm: str
-    path: Path
+    path: Path | str  # the realm file, or the database it lives in
     schema_version: int | None
     records: dict[str, int] | None
     bytes: int
@@ -189,11 +195,14 @@ class Diagnosis:
 class StoreDoctor(Protocol):
     """A storage backend's part of the diagnosis: read-only, and never raising for what it finds."""
 
-    def check_state_dir(self, layout: StateLayout, out: Diagnosis) -> None:
-        """What the backend keeps outside the agent-memory root (the event log, a server)."""
+    def check_state_dir(self, layout: StateLayout, identity: str | None, out: Diagnosis) -> None:
+        """What the backend keeps outside the agent-memory root (the event log, a server, with an
+        inventory entry per realm it holds there)."""
         ...
 
-    def check_memory_root(self, root: Path, entries: list[Path], identity: str | None, out: Diagnosis) -> None:
+    def check_memory_root(
+        self, root: Path, entries: list[Path], identity: str | None, out: Diagnosis
+    ) -> None:
         """The backend's files among ``entries`` of the agent-memory ``root``: one inventory entry
         per realm (with ``identity``'s records counted when given)."""
         ...
@@ -431,7 +440,7 @@ def diagnose(
     _check_twins(layout, out)
     _check_ledgers(layout, out)
     _check_stages(top, layout, out)
-    backend.check_state_dir(layout, out)
+    backend.check_state_dir(layout, identity, out)
     canonical, legacy = layout.agent_memory_canonical, layout.agent_memory_legacy
     if legacy.is_dir() and not canonical.exists():
         out.add(

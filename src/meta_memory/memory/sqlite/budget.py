@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Protocol
 
-from .upkeep import UpkeepWorker
+from ..upkeep import UpkeepWorker
 
 __all__ = ["FDS_PER_REALM", "FD_RESERVE", "OpenRealmBudget", "OpenRealmFiles", "fd_capped"]
 

@@ -21,7 +21,7 @@ import sqlite3
 from pathlib import Path
 
 from ...storage.layout import StateLayout
-from .upkeep import UpkeepWorker
+from ..upkeep import UpkeepWorker
 
 __all__ = ["Checkpointer", "configure_writer"]
 

@@ -41,10 +41,12 @@ _STATUSES = tuple(s.value for s in Status)
 class SqliteDoctor:
     """The checks of the embedded backend."""
 
-    def check_state_dir(self, layout: StateLayout, out: Diagnosis) -> None:
+    def check_state_dir(self, layout: StateLayout, identity: str | None, out: Diagnosis) -> None:
         _check_event_log(layout, out)
 
-    def check_memory_root(self, root: Path, entries: list[Path], identity: str | None, out: Diagnosis) -> None:
+    def check_memory_root(
+        self, root: Path, entries: list[Path], identity: str | None, out: Diagnosis
+    ) -> None:
         for path in entries:
             if path.is_dir():
                 continue

@@ -42,7 +42,9 @@ class SqliteEventLog:
             raise StoreCorrupt(f"event log {target} cannot be opened as an SQLite event log") from exc
         self._seq = int(last)
 
-    def append(self, event_type: str, data: dict[str, Any], identity: str, timestamp_ms: int) -> dict[str, Any]:
+    def append(
+        self, event_type: str, data: dict[str, Any], identity: str, timestamp_ms: int
+    ) -> dict[str, Any]:
         with self._lock:
             self._seq += 1
             event = envelope(self._seq, event_type, data, identity, timestamp_ms)

@@ -31,7 +31,13 @@ class SqliteStoreFactory:
     """
 
     def __init__(
-        self, layout: StateLayout, root: Path, config: AgentMemoryConfig, *, clock: Clock, serving: bool = False
+        self,
+        layout: StateLayout,
+        root: Path,
+        config: AgentMemoryConfig,
+        *,
+        clock: Clock,
+        serving: bool = False,
     ) -> None:
         self.layout = layout
         self.root = root
@@ -42,7 +48,9 @@ class SqliteStoreFactory:
         # At most this many realms keep their files open at once (budget.py).
         self._budget = OpenRealmBudget(config.max_open_realms)
         mode = config.index_worker
-        self.index_worker = IndexWorkerProcess() if mode == "process" or (mode == "auto" and serving) else None
+        self.index_worker = (
+            IndexWorkerProcess() if mode == "process" or (mode == "auto" and serving) else None
+        )
         if self.index_worker is not None:
             self.index_worker.start()  # its start-up overlaps ours, not the first writes
 

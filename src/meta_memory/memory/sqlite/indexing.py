@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ...errors import StoreCorrupt
+from ..upkeep import UpkeepWorker
 from .recall_index import RecallIndexFile
-from .upkeep import UpkeepWorker
 
 if TYPE_CHECKING:
     from .store import SqliteRealmStore

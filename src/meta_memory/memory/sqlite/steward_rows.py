@@ -14,9 +14,9 @@ import sqlite3
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..codec import dumps
 from ..records import Record, Scope, ScopeKind, content_hash
 from ..rows import HarvestItem, PromotionRow, ProposalItem, QueueLimits, QueueRows
-from .rows import dumps
 
 if TYPE_CHECKING:
     from .store import SqliteRealmStore

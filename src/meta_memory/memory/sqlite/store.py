@@ -26,6 +26,7 @@ from typing import Any
 from ...clock import Clock
 from ...errors import InternalError, StoreCorrupt, WriteRefused
 from ...storage.layout import StateLayout
+from ..codec import dumps, record_from_row, record_values, wire_json
 from ..records import (
     Author,
     Record,
@@ -53,6 +54,8 @@ from ..rows import (
     ScopeCounts,
     VerdictRow,
 )
+from ..usage import FLUSH_THRESHOLD as USAGE_FLUSH_THRESHOLD
+from ..usage import PendingUsage
 from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch
 from . import panel as panel_sql
 from . import steward_rows
@@ -62,11 +65,10 @@ from .files import REALM_PAGE_SIZE, RealmFileDamaged, check_realm_file, create_r
 from .indexing import IndexKeeper, IndexWorkerLink
 from .migrations import NewerSchema, applied_versions, migrate
 from .recall_index import adopt_in_file_index, open_index_file
-from .rows import INSERT_RECORD, RECORD_COLUMNS, dumps, record_from_row, record_values, wire_json
+from .rows import INSERT_RECORD, RECORD_COLUMNS
 from .term_index import SqliteTermIndex
 from .txn import SqliteTxn
-from .usage import FLUSH_THRESHOLD as USAGE_FLUSH_THRESHOLD
-from .usage import PendingUsage
+from .usage import write_back
 
 __all__ = ["REALM_PAGE_SIZE", "SqliteRealmStore"]
 
@@ -255,7 +257,7 @@ class SqliteRealmStore:
             try:
                 yield self._db
                 if self._usage:
-                    self._usage.write_back(self._db)
+                    write_back(self._db, self._usage)
                 self._db.execute("COMMIT")
                 self._usage.clear()
             except BaseException:
@@ -727,7 +729,9 @@ class SqliteRealmStore:
 
     # -- the steward's reads (StewardReads: steward_rows.py has the SQL) --------------------------------
 
-    def gather(self, *, identities: Collection[str] | None, mob: str | None, limits: QueueLimits) -> QueueRows:
+    def gather(
+        self, *, identities: Collection[str] | None, mob: str | None, limits: QueueLimits
+    ) -> QueueRows:
         return steward_rows.gather(self, identities=identities, mob=mob, limits=limits)
 
     def identity_keys(self) -> list[str]:

@@ -1,7 +1,8 @@
-"""One daemon thread for the deferred upkeep of every realm file in the process.
+"""One daemon thread for the deferred upkeep of every realm store in the process.
 
-Realm files leave work behind their writes: WAL checkpoints (checkpoint.py), the recall-index
-backlog and pending usage counters (indexing.py). Each file's upkeep is a task; this worker runs
+Realm stores leave work behind their writes: the SQLite files' WAL checkpoints
+(sqlite/checkpoint.py), their recall-index backlog (sqlite/indexing.py), and any backend's pending
+usage counters. Each store's upkeep is a task; this worker runs
 the tasks one at a time, each when it is due, on a single thread shared by every open realm, so
 a gateway serving a thousand realms runs one upkeep thread, not two thousand. A task that has
 more to do reschedules itself, which lets other files' tasks run in between.

@@ -1,0 +1,256 @@
+"""The PostgreSQL schema, as ordered, named migrations recorded in ``meta_schema_migrations``.
+
+Text that listings order by or cursors compare (ids, realm and scope names) is ``COLLATE "C"``:
+byte order, as a realm file orders it, whatever the database's locale. Every realm shares one set
+of tables (a ``realm`` column, or a scope that belongs to one realm),
+so gateways serving many realms migrate once. Gateways that boot together take a session-level
+advisory lock around the whole check, so exactly one applies what is missing and the others see
+it applied. A database written by a newer release (a version this one does not know) is refused.
+Never edit a released migration; append.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import psycopg
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "NewerSchema", "applied_versions", "migrate"]
+
+# pg_advisory_lock(MIGRATION_LOCK): held while a gateway checks and applies migrations.
+MIGRATION_LOCK = 0x6D657461_00000001  # "meta", 1
+
+
+class NewerSchema(Exception):
+    """The database records a migration this release does not know: a newer release wrote it."""
+
+
+_M001 = """
+CREATE TABLE realms (
+    realm TEXT COLLATE "C" PRIMARY KEY,
+    created_at_ms BIGINT NOT NULL
+);
+CREATE TABLE scopes (
+    scope_id BIGSERIAL PRIMARY KEY,
+    realm TEXT COLLATE "C" NOT NULL REFERENCES realms (realm),
+    kind TEXT COLLATE "C" NOT NULL,
+    key TEXT COLLATE "C" NOT NULL,
+    UNIQUE (realm, kind, key)
+);
+CREATE TABLE records (
+    doc BIGSERIAL PRIMARY KEY,              -- creation order: within a realm writes serialize
+    realm TEXT COLLATE "C" NOT NULL,
+    id TEXT COLLATE "C" NOT NULL,
+    scope_id BIGINT NOT NULL REFERENCES scopes (scope_id),
+    kind TEXT NOT NULL,
+    title TEXT NOT NULL,
+    description TEXT NOT NULL,
+    body TEXT NOT NULL,
+    tags TEXT NOT NULL,                     -- JSON array, as the realm file keeps it
+    provenance TEXT NOT NULL,               -- JSON object
+    trust TEXT NOT NULL,
+    status TEXT NOT NULL,
+    superseded_by TEXT,
+    quarantine_reason TEXT,
+    supersedes TEXT,
+    derived_from TEXT NOT NULL,             -- JSON array
+    ever_quarantined BOOLEAN NOT NULL,
+    working_set_rank INTEGER,
+    content_hash TEXT NOT NULL,
+    created_at_ms BIGINT NOT NULL,
+    updated_at_ms BIGINT NOT NULL,
+    injected_count INTEGER NOT NULL DEFAULT 0,
+    last_injected_at_ms BIGINT,
+    explicit_recall_count INTEGER NOT NULL DEFAULT 0,
+    last_recalled_at_ms BIGINT,
+    judged_useful_count INTEGER NOT NULL DEFAULT 0,
+    last_useful_at_ms BIGINT,
+    UNIQUE (realm, id)
+);
+CREATE INDEX records_by_scope_status ON records (scope_id, status, updated_at_ms DESC, created_at_ms DESC, id DESC);
+CREATE INDEX records_by_hash ON records (scope_id, content_hash, status);
+CREATE INDEX records_by_update ON records (realm, updated_at_ms DESC, id DESC);
+CREATE INDEX records_by_supersedes ON records (realm, supersedes) WHERE supersedes IS NOT NULL;
+CREATE INDEX records_active_by_scope ON records (scope_id, doc) WHERE status = 'active';
+CREATE INDEX records_quarantined ON records (realm, created_at_ms) WHERE status = 'quarantined';
+
+-- The recall index, kept in the write's own transaction: one row per scope, term and active record.
+CREATE TABLE postings (
+    scope_id BIGINT NOT NULL,
+    term TEXT COLLATE "C" NOT NULL,
+    doc BIGINT NOT NULL,
+    tf_title INTEGER NOT NULL,
+    tf_body INTEGER NOT NULL,
+    tf_tags INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    PRIMARY KEY (scope_id, term, doc)
+);
+CREATE INDEX postings_by_doc ON postings (doc);
+CREATE TABLE scope_stats (
+    scope_id BIGINT PRIMARY KEY,
+    doc_count BIGINT NOT NULL,
+    total_len BIGINT NOT NULL
+);
+
+CREATE TABLE audit (
+    seq BIGSERIAL PRIMARY KEY,
+    realm TEXT COLLATE "C" NOT NULL,
+    at_ms BIGINT NOT NULL,
+    op TEXT NOT NULL,
+    record_id TEXT COLLATE "C",
+    author JSONB NOT NULL,
+    detail JSONB NOT NULL
+);
+CREATE INDEX audit_by_record ON audit (realm, record_id, seq);
+CREATE INDEX audit_by_run ON audit (realm, (author->>'run_id')) WHERE author->>'author' = 'steward';
+
+CREATE TABLE injections (
+    seq BIGSERIAL PRIMARY KEY,
+    realm TEXT COLLATE "C" NOT NULL,
+    record_id TEXT COLLATE "C" NOT NULL,
+    identity TEXT COLLATE "C" NOT NULL,
+    session_key TEXT COLLATE "C",
+    surface TEXT NOT NULL,
+    at_ms BIGINT NOT NULL
+);
+CREATE INDEX injections_by_record ON injections (realm, record_id, at_ms DESC, seq DESC);
+CREATE INDEX injections_by_time ON injections (realm, at_ms DESC, seq DESC);
+
+CREATE TABLE proposals (
+    realm TEXT COLLATE "C" NOT NULL,
+    proposal_id TEXT COLLATE "C" NOT NULL,
+    scope_kind TEXT NOT NULL,
+    scope_key TEXT COLLATE "C" NOT NULL,
+    kind TEXT NOT NULL,
+    title TEXT NOT NULL,
+    description TEXT NOT NULL,
+    body TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    author JSONB NOT NULL,
+    status TEXT NOT NULL,
+    tainted BOOLEAN NOT NULL,
+    created_at_ms BIGINT NOT NULL,
+    updated_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (realm, proposal_id)
+);
+CREATE TABLE stage_batches (
+    realm TEXT COLLATE "C" NOT NULL,
+    stage_token TEXT COLLATE "C" NOT NULL,
+    batch TEXT NOT NULL,
+    created_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (realm, stage_token)
+);
+CREATE TABLE promotions (
+    realm TEXT COLLATE "C" NOT NULL,
+    pending_id TEXT COLLATE "C" NOT NULL,
+    stage_token TEXT COLLATE "C" NOT NULL,
+    record_id TEXT COLLATE "C" NOT NULL,
+    scope_kind TEXT NOT NULL,
+    scope_key TEXT COLLATE "C" NOT NULL,
+    rationale TEXT,
+    status TEXT NOT NULL,
+    proposal_id TEXT,
+    created_at_ms BIGINT NOT NULL,
+    resolved_at_ms BIGINT,
+    PRIMARY KEY (realm, pending_id)
+);
+CREATE INDEX promotions_by_record ON promotions (realm, record_id, status);
+CREATE TABLE dream_runs (
+    realm TEXT COLLATE "C" NOT NULL,
+    run_id TEXT COLLATE "C" NOT NULL,
+    partition TEXT COLLATE "C" NOT NULL,
+    started_at_ms BIGINT NOT NULL,
+    completed_at_ms BIGINT,
+    ops_committed INTEGER NOT NULL DEFAULT 0,
+    detail TEXT NOT NULL,
+    PRIMARY KEY (realm, run_id)
+);
+CREATE TABLE harvests (
+    realm TEXT COLLATE "C" NOT NULL,
+    identity TEXT COLLATE "C" NOT NULL,
+    session_key TEXT COLLATE "C" NOT NULL,
+    cause TEXT NOT NULL,
+    retired_at_ms BIGINT NOT NULL,
+    status TEXT NOT NULL,
+    PRIMARY KEY (realm, identity, session_key)
+);
+CREATE TABLE audit_verdicts (
+    seq BIGSERIAL PRIMARY KEY,
+    realm TEXT COLLATE "C" NOT NULL,
+    run_id TEXT COLLATE "C" NOT NULL,
+    record_id TEXT COLLATE "C" NOT NULL,
+    verdict TEXT NOT NULL,
+    rationale TEXT,
+    status TEXT NOT NULL,
+    created_at_ms BIGINT NOT NULL
+);
+CREATE TABLE legacy_imports (
+    realm TEXT COLLATE "C" NOT NULL,
+    file_name TEXT COLLATE "C" NOT NULL,
+    imported INTEGER NOT NULL,
+    skipped INTEGER NOT NULL,
+    completed_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (realm, file_name)
+);
+
+-- The timeline of every gateway on this database, in commit order (appends serialize).
+CREATE TABLE events (
+    seq BIGSERIAL PRIMARY KEY,
+    identity TEXT COLLATE "C" NOT NULL,
+    event_type TEXT NOT NULL,
+    timestamp_ms BIGINT NOT NULL,
+    data TEXT NOT NULL,
+    origin TEXT NOT NULL                    -- the appending gateway (its listener skips its own)
+);
+"""
+
+
+def _m001_schema(conn: psycopg.Connection) -> None:
+    conn.execute(_M001)
+
+
+MIGRATIONS: tuple[tuple[int, str, Callable[[psycopg.Connection], None]], ...] = ((1, "schema", _m001_schema),)
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def applied_versions(conn: psycopg.Connection) -> list[int]:
+    row = conn.execute("SELECT to_regclass('meta_schema_migrations') IS NOT NULL").fetchone()
+    if row is None or not row[0]:
+        return []
+    return [int(v) for (v,) in conn.execute("SELECT version FROM meta_schema_migrations ORDER BY version")]
+
+
+def migrate(conn: psycopg.Connection, now_ms: int) -> list[int]:
+    """Apply pending migrations, each in its own transaction, under the migration lock.
+    ``conn`` is in autocommit mode. Returns the versions this call applied.
+
+    Raises:
+        NewerSchema: the database is at a version this release does not know.
+    """
+    conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS meta_schema_migrations "
+            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at_ms BIGINT NOT NULL)"
+        )
+        done = set(applied_versions(conn))
+        newer = [v for v in done if v > SCHEMA_VERSION]
+        if newer:
+            raise NewerSchema(
+                f"the database schema is at version {max(newer)}, newer than this release supports "
+                f"({SCHEMA_VERSION}): run a newer release of meta-memory"
+            )
+        applied: list[int] = []
+        for version, name, step in MIGRATIONS:
+            if version in done:
+                continue
+            with conn.transaction():
+                step(conn)
+                conn.execute(
+                    "INSERT INTO meta_schema_migrations (version, name, applied_at_ms) VALUES (%s, %s, %s)",
+                    (version, name, now_ms),
+                )
+            applied.append(version)
+        return applied
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))

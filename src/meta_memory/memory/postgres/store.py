@@ -1,0 +1,808 @@
+"""One realm in PostgreSQL: the same records, rules and recall as a realm file, on a database that
+several gateways share.
+
+Every write runs in one transaction that first takes the realm's advisory lock
+(``pg_advisory_xact_lock``), so writes to one realm serialize across gateways exactly as they do
+on a realm file's one writer: the validator reads inside the transaction and sees every commit
+before it, two reviews of one record decide it once, and ``doc`` (a sequence) grows in commit
+order within the realm. The recall index (``postings`` of the same analyzer, per-scope BM25
+statistics) is kept inside the write's own transaction, so a record remembered through one
+gateway is recalled through another on its next call. A ranking reads the index in one
+``REPEATABLE READ`` snapshot. Recall usage counters are kept in memory and added back as
+increments with the next write (memory/usage.py), so gateways' counts add up.
+
+Connections come from the gateway's pool for one call or one transaction at a time. A connection
+lost mid-call is retried once for reads; a write becomes ``StoreUnavailable`` with nothing
+applied.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+import psycopg
+import psycopg_pool
+
+from ...clock import Clock
+from ...errors import WriteRefused
+from ..codec import dumps, record_from_row, record_values, wire_json
+from ..recall.analyzer import analyze_record
+from ..recall.index import TermIndex
+from ..records import Author, Record, Scope, ScopeKind, Status
+from ..rows import (
+    ChainLinks,
+    CommitResult,
+    DreamRunRow,
+    DreamSummaryRow,
+    HarvestRow,
+    InjectionEntry,
+    InjectionRow,
+    PromotionEntry,
+    ProposalRow,
+    QueueLimits,
+    QueueRows,
+    RecordAccess,
+    RecordFilter,
+    RecordKey,
+    RecordRow,
+    RecordsPage,
+    ScopeCounts,
+    VerdictRow,
+)
+from ..upkeep import UpkeepWorker
+from ..usage import FLUSH_THRESHOLD, PendingUsage
+from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch
+from . import panel as panel_sql
+from . import steward_rows
+from .columns import RECORD_COLUMNS
+from .connect import lock_key, retrying_read, unavailable
+from .term_index import PostgresTermIndex
+
+__all__ = ["PostgresRealmStore", "realm_lock_key"]
+
+log = logging.getLogger("meta_memory.postgres")
+
+_USAGE_QUIET_S = 1.0  # pending recall counters are written back once the realm is this quiet
+
+
+def realm_lock_key(schema: str, realm: str) -> int:
+    """The advisory-lock key every write transaction of ``realm`` takes (in ``schema``)."""
+    return lock_key(schema, "realm", realm)
+
+
+class PostgresRealmStore:
+    """A :class:`~meta_memory.memory.store.RealmStore` on a shared PostgreSQL database."""
+
+    def __init__(
+        self, pool: psycopg_pool.ConnectionPool, realm: str, schema: str = "public", *, clock: Clock
+    ) -> None:
+        self._pool = pool
+        self.realm = realm
+        self._clock = clock
+        self._lock_key = realm_lock_key(schema, realm)
+        self._scopes_lock = threading.Lock()
+        self._scope_ids: dict[tuple[str, str], int] = {}
+        self._scope_by_id: dict[int, Scope] = {}
+        self._usage_lock = threading.Lock()
+        self._usage = PendingUsage()
+        self._worker = UpkeepWorker.shared()
+        self._closed = False
+
+    # -- connections -------------------------------------------------------------------------------
+
+    @contextmanager
+    def _read(self, *, snapshot: bool = False) -> Iterator[psycopg.Connection]:
+        """A pooled connection for reads; ``snapshot``: one REPEATABLE READ, READ ONLY transaction."""
+        with self._pool.connection() as conn:
+            if not snapshot:
+                yield conn
+                return
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try:
+                yield conn
+            finally:
+                if not conn.closed:
+                    conn.execute("COMMIT")
+
+    def _query(self, sql: str, args: Sequence[Any] = (), what: str = "read") -> list[tuple[Any, ...]]:
+        def run() -> list[tuple[Any, ...]]:
+            with self._read() as conn:
+                return conn.execute(sql, args).fetchall()
+
+        return retrying_read(run, what)
+
+    @contextmanager
+    def transaction(self) -> Iterator[PostgresTxn]:
+        """One write transaction under the realm's advisory lock (the RealmTxn unit of work)."""
+        created_scopes: list[tuple[str, str]] = []
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+                txn = PostgresTxn(self, conn, created_scopes)
+                yield txn
+                with self._usage_lock:
+                    written_back = self._usage.items()
+                if written_back:
+                    _write_back_usage(conn, self.realm, written_back)
+        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
+            self._forget_scopes(created_scopes)
+            raise unavailable(exc, "write") from exc
+        except BaseException:
+            self._forget_scopes(created_scopes)
+            raise
+        if written_back:
+            with self._usage_lock:
+                self._usage.subtract(written_back)
+
+    def _forget_scopes(self, keys: list[tuple[str, str]]) -> None:
+        # Scope ids handed out inside a rolled-back transaction do not exist.
+        with self._scopes_lock:
+            for key in keys:
+                scope_id = self._scope_ids.pop(key, None)
+                if scope_id is not None:
+                    self._scope_by_id.pop(scope_id, None)
+
+    # -- scopes ------------------------------------------------------------------------------------
+
+    def _scope_id(
+        self,
+        conn: psycopg.Connection,
+        scope: Scope,
+        *,
+        create: bool,
+        created: list[tuple[str, str]] | None = None,
+    ) -> int | None:
+        key = (scope.kind.value, scope.key)
+        cached = self._scope_ids.get(key)
+        if cached is not None:
+            return cached
+        row = conn.execute(
+            "SELECT scope_id FROM scopes WHERE realm = %s AND kind = %s AND key = %s", (self.realm, *key)
+        ).fetchone()
+        if row is None:
+            if not create:
+                return None
+            row = conn.execute(
+                "INSERT INTO scopes (realm, kind, key) VALUES (%s, %s, %s) RETURNING scope_id",
+                (self.realm, *key),
+            ).fetchone()
+            assert row is not None
+            if created is not None:
+                created.append(key)
+        with self._scopes_lock:
+            self._scope_ids[key] = int(row[0])
+            self._scope_by_id[int(row[0])] = scope
+        return int(row[0])
+
+    def _scope_of_id(self, conn: psycopg.Connection) -> Any:
+        def scope_of(scope_id: int) -> Scope:
+            scope = self._scope_by_id.get(scope_id)
+            if scope is None:
+                row = conn.execute("SELECT kind, key FROM scopes WHERE scope_id = %s", (scope_id,)).fetchone()
+                assert row is not None, f"no scope {scope_id}"
+                kind, key = row
+                scope = Scope(ScopeKind(kind), self.realm, key)
+                with self._scopes_lock:
+                    self._scope_by_id[scope_id] = scope
+                    self._scope_ids[(kind, key)] = scope_id
+            return scope
+
+        return scope_of
+
+    def _records(self, conn: psycopg.Connection, rows: Iterable[Sequence[Any]]) -> list[Record]:
+        scope_of = self._scope_of_id(conn)
+        with self._usage_lock:
+            return [record_from_row(row, scope_of, self._usage) for row in rows]
+
+    def _get(self, conn: psycopg.Connection, memory_id: str, *, lock: bool = False) -> Record | None:
+        sql = f"SELECT {RECORD_COLUMNS} FROM records r WHERE r.realm = %s AND r.id = %s"
+        row = conn.execute(sql + (" FOR UPDATE" if lock else ""), (self.realm, memory_id)).fetchone()
+        return self._records(conn, [row])[0] if row else None
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    def commit(self, batch: WriteBatch, *, dedup: bool = False) -> CommitResult:
+        with self.transaction() as txn:
+            if dedup and len(batch.ops) == 1 and isinstance(batch.ops[0], CreateOp):
+                existing = txn.active_duplicate(batch.ops[0].record)
+                if existing is not None:
+                    return CommitResult((existing,), deduplicated=True)
+            return txn.apply(batch)
+
+    def forget(self, scope: Scope, memory_id: str, author: Author) -> bool:
+        with self.transaction() as txn:
+            current = txn.get(memory_id)
+            if current is None or current.scope != scope or current.status is Status.TOMBSTONED:
+                return False
+            txn.apply(WriteBatch(self.realm, author, (TombstoneOp(memory_id, scope),)))
+            return True
+
+    def create_proposal(
+        self,
+        *,
+        proposal_id: str,
+        scope: Scope,
+        kind: str,
+        title: str,
+        description: str,
+        body: str,
+        tags: Sequence[str],
+        author: Author,
+        tainted: bool,
+    ) -> None:
+        now = self._clock.now_ms()
+        with self.transaction() as txn:
+            conn = txn.conn
+            conn.execute(
+                "INSERT INTO proposals (realm, proposal_id, scope_kind, scope_key, kind, title, description, body, "
+                "tags, author, status, tainted, created_at_ms, updated_at_ms) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, 'pending', %s, %s, %s)",
+                (
+                    self.realm,
+                    proposal_id,
+                    scope.kind.value,
+                    scope.key,
+                    kind,
+                    title,
+                    description,
+                    body,
+                    dumps(list(tags)),
+                    dumps(author.to_wire()),
+                    tainted,
+                    now,
+                    now,
+                ),
+            )
+            detail = {
+                "op": "propose",
+                "author": author.to_wire(),
+                "tainted": tainted,
+                "scope": scope.to_wire(),
+            }
+            conn.execute(
+                "INSERT INTO audit (realm, at_ms, op, record_id, author, detail) VALUES (%s, %s, 'propose', %s, %s, %s)",
+                (self.realm, now, proposal_id, dumps(author.to_wire()), dumps(detail)),
+            )
+
+    def add_harvest(self, identity: str, session_key: str, cause: str, retired_at_ms: int) -> None:
+        with self.transaction() as txn:
+            txn.conn.execute(
+                "INSERT INTO harvests (realm, identity, session_key, cause, retired_at_ms, status) "
+                "VALUES (%s, %s, %s, %s, %s, 'pending') ON CONFLICT (realm, identity, session_key) DO NOTHING",
+                (self.realm, identity, session_key, cause, retired_at_ms),
+            )
+
+    def import_records(
+        self,
+        file_name: str,
+        author: Author,
+        records: Sequence[Record],
+        malformed: Sequence[tuple[str | None, str]],
+    ) -> tuple[int, int]:
+        now = self._clock.now_ms()
+        imported = skipped = 0
+        with self.transaction() as txn:
+            conn = txn.conn
+            for memory_id, reason in malformed:
+                txn.audit_note(memory_id, author, {"file": file_name, "reason": reason})
+                skipped += 1
+            for record in records:
+                if txn.get(record.id) is not None:
+                    continue
+                batch = WriteBatch(self.realm, author, (CreateOp(record),), f"import {file_name}")
+                try:
+                    txn.validate(batch)
+                except WriteRefused as exc:
+                    txn.audit_note(
+                        record.id, author, {"file": file_name, "reason": exc.rule, "detail": exc.message}
+                    )
+                    skipped += 1
+                    continue
+                txn.create(record, now)
+                txn.audit(now, "import", record.id, batch, None)
+                imported += 1
+            conn.execute(
+                "INSERT INTO legacy_imports (realm, file_name, imported, skipped, completed_at_ms) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (realm, file_name) DO UPDATE SET "
+                "imported = legacy_imports.imported + excluded.imported, skipped = excluded.skipped, "
+                "completed_at_ms = excluded.completed_at_ms",
+                (self.realm, file_name, imported, skipped, now),
+            )
+        return imported, skipped
+
+    def record_injections(self, rows: Sequence[InjectionRow]) -> None:
+        if not rows:
+            return
+        with self.transaction() as txn:
+            conn = txn.conn
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO injections (realm, record_id, identity, session_key, surface, at_ms) "
+                    "VALUES (%s, %s, %s, %s, %s, %s)",
+                    [(self.realm, r.record_id, r.identity, r.session_key, r.surface, r.at_ms) for r in rows],
+                )
+                cur.executemany(
+                    "UPDATE records SET injected_count = injected_count + 1, last_injected_at_ms = %s "
+                    "WHERE realm = %s AND id = %s",
+                    [(r.at_ms, self.realm, r.record_id) for r in rows],
+                )
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Record | None:
+        def run() -> Record | None:
+            with self._read() as conn:
+                return self._get(conn, memory_id)
+
+        return retrying_read(run, "read")
+
+    def newest_active(self, scope: Scope, limit: int) -> list[Record]:
+        def run() -> list[Record]:
+            with self._read() as conn:
+                scope_id = self._scope_id(conn, scope, create=False)
+                if scope_id is None:
+                    return []
+                rows = conn.execute(
+                    f"SELECT {RECORD_COLUMNS} FROM records r WHERE r.scope_id = %s AND r.status = 'active' "
+                    "ORDER BY r.updated_at_ms DESC, r.created_at_ms DESC, r.id DESC LIMIT %s",
+                    (scope_id, limit),
+                ).fetchall()
+                return self._records(conn, rows)
+
+        return retrying_read(run, "read")
+
+    @contextmanager
+    def reading_index(self, scope: Scope) -> Iterator[TermIndex]:
+        """The scope's postings in one read snapshot. (A connection lost here is refused, not
+        retried: the ranking may have read half of it.)"""
+        try:
+            with self._read(snapshot=True) as conn:
+                yield PostgresTermIndex(conn, self._scope_id(conn, scope, create=False))
+        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
+            raise unavailable(exc, "recall") from exc
+
+    def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
+        if not docs:
+            return {}
+
+        def run() -> dict[int, Record]:
+            with self._read() as conn:
+                rows = conn.execute(
+                    f"SELECT {RECORD_COLUMNS} FROM records r WHERE r.doc = ANY(%s) AND r.realm = %s",
+                    (list(docs), self.realm),
+                ).fetchall()
+                return {row[0]: record for row, record in zip(rows, self._records(conn, rows), strict=True)}
+
+        return retrying_read(run, "read")
+
+    def mark_recalled(self, memory_ids: Iterable[str], at_ms: int) -> None:
+        with self._usage_lock:
+            self._usage.add(memory_ids, at_ms)
+            pending = len(self._usage)
+        if not pending:
+            return
+        if pending >= FLUSH_THRESHOLD:
+            self.flush_usage()
+        else:
+            self._worker.schedule(self, _USAGE_QUIET_S)
+
+    def flush_usage(self) -> None:
+        """Write pending recall counters back (one transaction; nothing else in it)."""
+        with self._usage_lock:
+            if not self._usage:
+                return
+        with self.transaction():
+            pass  # transaction() writes pending usage back before it commits
+
+    def run_upkeep(self) -> None:
+        """The upkeep thread's task: write back usage counters in a quiet moment."""
+        if self._closed:
+            return
+        try:
+            self.flush_usage()
+        except Exception as exc:  # statistics: kept pending, tried again with the next write
+            log.warning("recall usage of realm %r was not written back: %s", self.realm, exc)
+
+    def audit_rows(self, record_id: str | None = None) -> list[dict[str, Any]]:
+        sql = "SELECT seq, at_ms, op, record_id, author, detail FROM audit WHERE realm = %s"
+        args: list[Any] = [self.realm]
+        if record_id is not None:
+            sql += " AND record_id = %s"
+            args.append(record_id)
+        rows = self._query(sql + " ORDER BY seq", args)
+        return [
+            {"seq": s, "at_ms": at, "op": op, "record_id": rid, "author": a, "detail": d}
+            for s, at, op, rid, a, d in rows
+        ]
+
+    # -- the panel's reads (panel.py has the SQL) ----------------------------------------------------
+
+    def _panel(self, read: Any, *args: Any) -> Any:
+        self.flush_usage()  # the counters the panel shows are the stored ones
+
+        def run() -> Any:
+            with self._read(snapshot=True) as conn:
+                return read(conn, self.realm, *args)
+
+        return retrying_read(run, "panel read")
+
+    def records_page(self, where: RecordFilter, after: RecordKey | None, limit: int) -> RecordsPage:
+        page: RecordsPage = self._panel(panel_sql.records_page, where, after, limit)
+        return page
+
+    def record_access(self, memory_ids: Iterable[str]) -> dict[str, RecordAccess]:
+        found: dict[str, RecordAccess] = self._panel(panel_sql.record_access, sorted(set(memory_ids)))
+        return found
+
+    def supersede_chain(self, memory_id: str, max_hops: int) -> ChainLinks:
+        links: ChainLinks = self._panel(panel_sql.supersede_chain, memory_id, max_hops)
+        return links
+
+    def record_injections_of(
+        self, memory_id: str, before: tuple[int, int] | None, limit: int
+    ) -> list[InjectionEntry]:
+        rows: list[InjectionEntry] = self._panel(panel_sql.record_injections, memory_id, before, limit)
+        return rows
+
+    def quarantined(self, limit: int) -> list[RecordRow]:
+        rows: list[RecordRow] = self._panel(panel_sql.quarantined, limit)
+        return rows
+
+    def pending_promotions(self, limit: int) -> list[PromotionEntry]:
+        rows: list[PromotionEntry] = self._panel(panel_sql.pending_promotions, limit)
+        return rows
+
+    def proposal_scopes(self, proposal_ids: Iterable[str]) -> dict[str, tuple[str, str]]:
+        found: dict[str, tuple[str, str]] = self._panel(panel_sql.proposal_scopes, sorted(set(proposal_ids)))
+        return found
+
+    def pending_proposals(self, limit: int) -> list[ProposalRow]:
+        rows: list[ProposalRow] = self._panel(panel_sql.pending_proposals, limit)
+        return rows
+
+    def injections(self, limit: int) -> list[InjectionEntry]:
+        rows: list[InjectionEntry] = self._panel(panel_sql.injections, limit)
+        return rows
+
+    def pending_harvests(self, limit: int) -> list[HarvestRow]:
+        rows: list[HarvestRow] = self._panel(panel_sql.pending_harvests, limit)
+        return rows
+
+    def open_verdicts(self, limit: int) -> list[VerdictRow]:
+        rows: list[VerdictRow] = self._panel(panel_sql.open_verdicts, limit)
+        return rows
+
+    def scope_counts(self) -> list[ScopeCounts]:
+        rows: list[ScopeCounts] = self._panel(panel_sql.scope_counts)
+        return rows
+
+    def dream_summaries(self, limit: int) -> list[DreamSummaryRow]:
+        rows: list[DreamSummaryRow] = self._panel(panel_sql.dream_summaries, limit)
+        return rows
+
+    def dream_runs(self, limit: int) -> list[DreamRunRow]:
+        rows: list[DreamRunRow] = self._panel(panel_sql.dream_runs, limit)
+        return rows
+
+    def holds_quarantine_evidence(self) -> bool:
+        return bool(self._panel(panel_sql.holds_quarantine_evidence))
+
+    def realm_scopes(self) -> set[tuple[str, str]]:
+        scopes: set[tuple[str, str]] = self._panel(panel_sql.realm_scopes)
+        return scopes
+
+    # -- the steward's reads (steward_rows.py has the SQL) ----------------------------------------------
+
+    def gather(
+        self, *, identities: Collection[str] | None, mob: str | None, limits: QueueLimits
+    ) -> QueueRows:
+        def run() -> QueueRows:
+            with self._read(snapshot=True) as conn:
+                return steward_rows.gather(self, conn, identities=identities, mob=mob, limits=limits)
+
+        return retrying_read(run, "steward read")
+
+    def identity_keys(self) -> list[str]:
+        return [row[0] for row in self._query(steward_rows.IDENTITY_KEYS, (self.realm, self.realm))]
+
+    def signal_count(self, *, identities: Collection[str] | None, mob: str | None) -> int:
+        def run() -> int:
+            with self._read(snapshot=True) as conn:
+                return steward_rows.signal_count(conn, self.realm, identities=identities, mob=mob)
+
+        return retrying_read(run, "steward read")
+
+    def run_stats(self, partition: str, since_ms: int) -> tuple[int, int | None]:
+        ((count, latest),) = self._query(
+            "SELECT (SELECT count(*) FROM dream_runs WHERE realm = %s AND partition = %s AND started_at_ms >= %s), "
+            "(SELECT max(started_at_ms) FROM dream_runs WHERE realm = %s AND partition = %s)",
+            (self.realm, partition, since_ms, self.realm, partition),
+        )
+        return int(count), latest
+
+    # -- internals for the transaction and the steward rows ------------------------------------------
+
+    def records_from(self, conn: psycopg.Connection, rows: Iterable[Sequence[Any]]) -> list[Record]:
+        return self._records(conn, rows)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._worker.cancel(self)
+        try:
+            self.flush_usage()
+        except Exception as exc:  # pragma: no cover - the server is gone at shutdown
+            log.warning("recall usage of realm %r was not written back: %s", self.realm, exc)
+        self._closed = True
+
+    def __repr__(self) -> str:
+        return f"PostgresRealmStore({self.realm!r})"
+
+
+def _write_back_usage(conn: psycopg.Connection, realm: str, pending: list[tuple[str, int, int]]) -> None:
+    with conn.cursor() as cur:
+        cur.executemany(
+            "UPDATE records SET explicit_recall_count = explicit_recall_count + %s, "
+            "last_recalled_at_ms = greatest(coalesce(last_recalled_at_ms, 0), %s) WHERE realm = %s AND id = %s",
+            [(count, at_ms, realm, memory_id) for memory_id, count, at_ms in pending],
+        )
+
+
+class PostgresTxn:
+    """One open write transaction of a :class:`PostgresRealmStore` (the RealmTxn unit of work)."""
+
+    def __init__(
+        self, store: PostgresRealmStore, conn: psycopg.Connection, created: list[tuple[str, str]]
+    ) -> None:
+        self._store = store
+        self.conn = conn
+        self._created = created
+        self.realm = store.realm
+
+    def now_ms(self) -> int:
+        return self._store._clock.now_ms()
+
+    # -- the validator's view ----------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Record | None:
+        return self._store._get(self.conn, memory_id)
+
+    def has(self, memory_id: str) -> bool:
+        row = self.conn.execute(
+            "SELECT 1 FROM records WHERE realm = %s AND id = %s", (self.realm, memory_id)
+        ).fetchone()
+        return row is not None
+
+    def tombstoned_content_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
+        scope_id = self._store._scope_id(self.conn, scope, create=False)
+        if scope_id is None:
+            return False
+        row = self.conn.execute(
+            "SELECT 1 FROM records WHERE scope_id = %s AND content_hash = %s AND status = 'tombstoned' "
+            "AND updated_at_ms >= %s LIMIT 1",
+            (scope_id, content_hash, since_ms),
+        ).fetchone()
+        return row is not None
+
+    # -- records -------------------------------------------------------------------------------------
+
+    def apply(self, batch: WriteBatch, *, review: dict[str, Any] | None = None) -> CommitResult:
+        now = self.now_ms()
+        validate_batch(batch, self, now_ms=now)
+        written: list[Record] = []
+        seq = None
+        for op in batch.ops:
+            if isinstance(op, CreateOp):
+                written.append(self.create(op.record, now))
+                op_name = "supersede" if op.record.supersedes else "create"
+                seq = self.audit(now, op_name, op.record.id, batch, op.record.quarantine_reason, review)
+            else:
+                written.append(self._tombstone(op.memory_id, now))
+                seq = self.audit(now, "tombstone", op.memory_id, batch, None, review)
+        return CommitResult(tuple(written), audit_seq=seq)
+
+    def validate(self, batch: WriteBatch) -> None:
+        validate_batch(batch, self, now_ms=self.now_ms())
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        created = len(self._created)
+        try:
+            with self.conn.transaction():
+                yield
+        except BaseException:
+            self._store._forget_scopes(self._created[created:])
+            del self._created[created:]
+            raise
+
+    def active_duplicate(self, record: Record) -> Record | None:
+        scope_id = self._store._scope_id(self.conn, record.scope, create=False)
+        if scope_id is None:
+            return None
+        row = self.conn.execute(
+            f"SELECT {RECORD_COLUMNS} FROM records r WHERE r.scope_id = %s AND r.content_hash = %s "
+            "AND r.status = 'active' LIMIT 1",
+            (scope_id, record.content_hash),
+        ).fetchone()
+        return self._store.records_from(self.conn, [row])[0] if row else None
+
+    def create(self, r: Record, now: int) -> Record:
+        scope_id = self._store._scope_id(self.conn, r.scope, create=True, created=self._created)
+        assert scope_id is not None
+        values = list(record_values(r, scope_id))
+        values[13] = bool(values[13])  # ever_quarantined is a boolean column here
+        analyzed = analyze_record(r.title, r.body, r.tags) if r.status is Status.ACTIVE else None
+        row = self.conn.execute(
+            "INSERT INTO records (realm, id, scope_id, kind, title, description, body, tags, provenance, trust, "
+            "status, quarantine_reason, supersedes, derived_from, ever_quarantined, working_set_rank, "
+            "content_hash, created_at_ms, updated_at_ms) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING doc",
+            (self.realm, *values),
+        ).fetchone()
+        assert row is not None
+        if analyzed is not None:
+            _index(self.conn, scope_id, int(row[0]), analyzed.fields, analyzed.length)
+            if r.supersedes is not None:
+                self._leave_active(r.supersedes, Status.SUPERSEDED, now, superseded_by=r.id)
+        if r.status is Status.QUARANTINED and not r.ever_quarantined:
+            return replace(r, ever_quarantined=True)
+        return r
+
+    def _leave_active(
+        self, memory_id: str, status: Status, now: int, *, superseded_by: str | None = None
+    ) -> None:
+        row = self.conn.execute(
+            "SELECT doc, status, scope_id, title, body, tags FROM records WHERE realm = %s AND id = %s",
+            (self.realm, memory_id),
+        ).fetchone()
+        assert row is not None
+        doc, old_status, scope_id, title, body, tags = row
+        if old_status == Status.ACTIVE.value:
+            _unindex(self.conn, scope_id, doc, analyze_record(title, body, json.loads(tags)).length)
+        self.conn.execute(
+            "UPDATE records SET status = %s, superseded_by = %s, updated_at_ms = %s WHERE doc = %s",
+            (status.value, superseded_by, now, doc),
+        )
+
+    def _tombstone(self, memory_id: str, now: int) -> Record:
+        self._leave_active(memory_id, Status.TOMBSTONED, now)
+        record = self.get(memory_id)
+        assert record is not None
+        return record
+
+    def audit(
+        self,
+        now: int,
+        op: str,
+        record_id: str,
+        batch: WriteBatch,
+        quarantined: str | None,
+        review: dict[str, Any] | None = None,
+    ) -> int:
+        detail: dict[str, Any] = {
+            "op": op,
+            "author": batch.author.to_wire(),
+            "rationale": batch.rationale,
+            "quarantined": quarantined,
+        }
+        if review is not None:
+            detail["review"] = review
+        row = self.conn.execute(
+            "INSERT INTO audit (realm, at_ms, op, record_id, author, detail) VALUES (%s, %s, %s, %s, %s, %s) "
+            "RETURNING seq",
+            (self.realm, now, op, record_id, wire_json(batch.author), dumps(detail)),
+        ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def audit_note(self, record_id: str | None, author: Author, detail: dict[str, Any]) -> None:
+        """An audit row for a record an import skipped (nothing else was written)."""
+        self.conn.execute(
+            "INSERT INTO audit (realm, at_ms, op, record_id, author, detail) "
+            "VALUES (%s, %s, 'import_skipped', %s, %s, %s)",
+            (
+                self.realm,
+                self.now_ms(),
+                record_id,
+                dumps(author.to_wire()),
+                dumps({"op": "import_skipped", **detail}),
+            ),
+        )
+
+    def prior_review(self, memory_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            "SELECT seq, at_ms, detail FROM audit WHERE realm = %s AND record_id = %s "
+            "AND detail->'review'->>'origin' = %s ORDER BY seq DESC LIMIT 1",
+            (self.realm, memory_id, memory_id),
+        ).fetchone()
+        if row is None:
+            return None
+        seq, at_ms, detail = row
+        return {"audit_token": f"audit-{seq}", "decided_at_ms": at_ms, "review": detail["review"]}
+
+    # -- the steward's rows (steward_rows.py has the SQL) -------------------------------------------
+
+    def proposal(self, proposal_id: str) -> Any:
+        return steward_rows.proposal(self.conn, self.realm, proposal_id)
+
+    def set_proposal_status(self, proposal_id: str, status: str, now_ms: int) -> None:
+        steward_rows.set_proposal_status(self.conn, self.realm, proposal_id, status, now_ms)
+
+    def complete_harvest(self, identity: str, session_key: str) -> None:
+        steward_rows.complete_harvest(self.conn, self.realm, identity, session_key)
+
+    def start_run(self, run_id: str, partition: str, now_ms: int) -> None:
+        steward_rows.start_run(self.conn, self.realm, run_id, partition, now_ms)
+
+    def finish_run(self, run_id: str, now_ms: int, ops_committed: int, detail: dict[str, Any]) -> None:
+        steward_rows.finish_run(self.conn, self.realm, run_id, now_ms, ops_committed, detail)
+
+    def add_audit_verdicts(
+        self, run_id: str, verdicts: Sequence[tuple[str, str, str | None]], now_ms: int
+    ) -> None:
+        steward_rows.add_audit_verdicts(self.conn, self.realm, run_id, verdicts, now_ms)
+
+    def pending_promotions_of(self, record_id: str) -> Any:
+        return steward_rows.pending_promotions_of(self.conn, self.realm, record_id)
+
+    def insert_promotion(self, row: Any, staged: dict[str, Any]) -> None:
+        steward_rows.insert_promotion(self.conn, self.realm, row, staged)
+
+    def promotion(self, pending_id: str) -> Any:
+        return steward_rows.promotion(self.conn, self.realm, pending_id)
+
+    def staged_batch(self, stage_token: str) -> dict[str, Any] | None:
+        return steward_rows.staged_batch(self.conn, self.realm, stage_token)
+
+    def resolve_promotion(self, row: Any, status: str, now_ms: int) -> None:
+        steward_rows.resolve_promotion(self.conn, self.realm, row, status, now_ms)
+
+    def rekey_promotion(self, pending_id: str, next_pending_id: str) -> bool:
+        return steward_rows.rekey_promotion(self.conn, self.realm, pending_id, next_pending_id)
+
+    def overdue_promotions(self, created_before_ms: int) -> Any:
+        return steward_rows.overdue_promotions(self.conn, self.realm, created_before_ms)
+
+    def collect_stale_stages(self, now_ms: int) -> int:
+        return steward_rows.collect_stale_stages(self.conn, self.realm, now_ms)
+
+
+def _index(
+    conn: psycopg.Connection, scope_id: int, doc: int, fields: dict[str, tuple[int, int, int]], length: int
+) -> None:
+    """A new active record's postings and its scope's statistics, in the write's transaction."""
+    if fields:
+        terms = list(fields)
+        conn.execute(
+            "INSERT INTO postings (scope_id, term, doc, tf_title, tf_body, tf_tags, length) "
+            "SELECT %s, t.term, %s, t.a, t.b, t.c, %s FROM unnest(%s::text[], %s::int[], %s::int[], %s::int[]) "
+            "AS t(term, a, b, c)",
+            (
+                scope_id,
+                doc,
+                length,
+                terms,
+                [fields[t][0] for t in terms],
+                [fields[t][1] for t in terms],
+                [fields[t][2] for t in terms],
+            ),
+        )
+    conn.execute(
+        "INSERT INTO scope_stats (scope_id, doc_count, total_len) VALUES (%s, 1, %s) ON CONFLICT (scope_id) "
+        "DO UPDATE SET doc_count = scope_stats.doc_count + 1, total_len = scope_stats.total_len + excluded.total_len",
+        (scope_id, length),
+    )
+
+
+def _unindex(conn: psycopg.Connection, scope_id: int, doc: int, length: int) -> None:
+    conn.execute("DELETE FROM postings WHERE doc = %s", (doc,))
+    conn.execute(
+        "UPDATE scope_stats SET doc_count = doc_count - 1, total_len = total_len - %s WHERE scope_id = %s",
+        (length, scope_id),
+    )
