@@ -1,7 +1,7 @@
 """The store seam stays honest: no module of the domain imports a storage backend or a database
 driver. Only the backends themselves (``memory/sqlite/``, ``memory/postgres/``), the one module
-that picks a backend by config (``backends.py``), and the outer wiring (the runtime, the CLI, the
-gateway, the MCP server, the SDK) may."""
+that picks a backend by config (``backends.py``), the copy between them (``storage_copy.py``), and
+the outer wiring (the runtime, the CLI, the gateway, the MCP server, the SDK) may."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ OUTSIDE_THE_DOMAIN = (
     "memory/sqlite/",
     "memory/postgres/",
     "backends.py",
+    "storage_copy.py",
     "runtime.py",
     "cli.py",
     "gateway/",

@@ -1,4 +1,5 @@
-"""The ``meta_gateway`` command: serve, stdio, mcp, adoption, doctor, legacy import, hash-token.
+"""The ``meta_gateway`` command: serve, stdio, mcp, adoption, doctor, legacy import, storage copy,
+hash-token.
 
 This is the edge where files and the environment are read and where library errors become
 clean messages and exit codes (2 for a refused boot or bad config). Library code never exits.
@@ -431,6 +432,88 @@ def import_legacy(state_dir: Path, config_path: Path | None, realms: tuple[str, 
         sys.exit(EXIT_REFUSED)
     finally:
         runtime.close()
+
+
+@main.command("storage-copy")
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="The state dir whose SQLite realms (and timeline) to copy; no gateway may serve it meanwhile.",
+)
+@click.option(
+    "--to-postgres",
+    "dsn",
+    required=True,
+    envvar="META_STORAGE_COPY_DSN",
+    help="The PostgreSQL DSN to copy into (or META_STORAGE_COPY_DSN, which keeps a password out of "
+    "process listings).",
+)
+@click.option(
+    "--realm", "realms", multiple=True, help="Realm(s) to copy (default: every realm and the timeline)."
+)
+def storage_copy(state_dir: Path, dsn: str, realms: tuple[str, ...]) -> None:
+    """Copy a state dir's agent memory and timeline into PostgreSQL, verified; safe to run again.
+
+    Exit status: 0 when every part is copied (or was before), 1 when one was refused, 2 when
+    nothing could start (no state dir, a gateway serving it, an unreachable database).
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.table import Table
+
+    from .names import realm_problem
+    from .storage_copy import PartReport, copy_to_postgres
+
+    _setup_logging("warning")
+    for realm in realms:
+        if (problem := realm_problem(realm)) is not None:
+            raise click.BadParameter(problem, param_hint="--realm")
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    ) as bar:
+        tasks: dict[str, Any] = {}
+
+        class Shown:
+            def start(self, part: str, total: int) -> None:
+                tasks[part] = bar.add_task(part, total=total)
+
+            def advance(self, part: str, rows: int) -> None:
+                bar.advance(tasks[part], rows)
+
+            def finish(self, report: PartReport) -> None:
+                if report.part in tasks:
+                    shown = report.part if report.outcome == "copied" else f"{report.part} ({report.outcome})"
+                    bar.update(
+                        tasks[report.part], description=shown, completed=report.rows, total=report.rows or 1
+                    )
+
+        try:
+            reports = copy_to_postgres(state_dir, dsn, realms=list(realms) or None, progress=Shown())
+        except MetaError as exc:
+            bar.stop()
+            click.echo(f"meta_gateway: {exc.message}", err=True)
+            sys.exit(EXIT_REFUSED)
+    table = Table("part", "rows", "outcome", "detail")
+    for report in reports:
+        detail = report.message or (f"sha256 {report.digest[:16]}…" if report.digest else "")
+        table.add_row(report.part, str(report.rows), report.outcome.replace("_", " "), detail)
+    Console().print(table)
+    if not reports:
+        click.echo("nothing to copy: the state dir holds no realm file and no timeline")
+    refused = [r for r in reports if r.outcome == "refused"]
+    for report in refused:
+        click.echo(f"meta_gateway: {report.part} not copied: {report.message}", err=True)
+    if refused:
+        sys.exit(EXIT_COPY_REFUSED)
+
+
+EXIT_COPY_REFUSED = 1
 
 
 @main.command("hash-token")

@@ -25,6 +25,8 @@ def realm_problem(value: object) -> str | None:
     """
     if not isinstance(value, str) or not value.strip():
         return "must be a non-empty string"
+    if "\x00" in value:  # said as the boundary says it for every string param
+        return "must not contain NUL (U+0000) characters"
     if _CONTROL.search(value):
         return "must not contain control characters"
     try:

@@ -82,6 +82,10 @@ def open_pool(dsn: str, *, min_size: int, max_size: int, timeout_s: float) -> ps
         configure=configure,
         check=psycopg_pool.ConnectionPool.check_connection,
         timeout=timeout_s,
+        # psycopg_pool backs off between reconnection attempts (1 s, doubling) until this much time
+        # has passed, then gives up until a call asks again: short, so that a server that comes back
+        # is used within about a second, not after a backoff that grew through a long outage.
+        reconnect_timeout=float(timeout_s),
         open=False,
         name="meta-memory",
     )

@@ -25,11 +25,13 @@ import psycopg_pool
 from ...events import envelope
 from .connect import APPLICATION_NAME, lock_key, unavailable
 
-__all__ = ["PostgresEventLog"]
+__all__ = ["COPIED_ORIGIN_PREFIX", "PostgresEventLog"]
 
 log = logging.getLogger("meta_memory.postgres")
 
 _RECONNECT_S = 1.0
+# The origin of events ``meta_gateway storage-copy`` wrote (postgres/copy.py).
+COPIED_ORIGIN_PREFIX = "copy:"
 _CATCH_UP_BATCH = 500
 
 
@@ -123,8 +125,8 @@ class PostgresEventLog:
                 ).fetchall()
             for s, identity, kind, ts, data, origin in rows:
                 self._delivered = int(s)
-                if origin == self._origin:
-                    continue
+                if origin == self._origin or origin.startswith(COPIED_ORIGIN_PREFIX):
+                    continue  # its own, or history a storage-copy brought (not news to a live stream)
                 try:
                     self._deliver(envelope(int(s), kind, json.loads(data), identity, ts))
                 except Exception:  # a subscriber's failure must not stop the listener
@@ -134,5 +136,11 @@ class PostgresEventLog:
 
     def close(self) -> None:
         self._stop.set()
-        if self._listener is not None:
-            self._listener.join(timeout=5)
+        if self._listener is None:
+            return
+        try:  # wake the listener from its wait, so that it sees the stop at once
+            with self._pool.connection(timeout=1) as conn:
+                conn.execute("SELECT pg_notify(%s, '')", (self._channel,))
+        except (psycopg.Error, psycopg_pool.PoolTimeout):
+            pass  # the server is gone: the listener's wait ends on its own
+        self._listener.join(timeout=5)

@@ -189,8 +189,18 @@ CREATE TABLE legacy_imports (
     file_name TEXT COLLATE "C" NOT NULL,
     imported INTEGER NOT NULL,
     skipped INTEGER NOT NULL,
-    completed_at_ms BIGINT NOT NULL,
+    completed_at_ms BIGINT,
     PRIMARY KEY (realm, file_name)
+);
+
+-- What `meta_gateway storage-copy` copied here, from which state dir: a second run skips it.
+CREATE TABLE storage_copies (
+    source TEXT NOT NULL,                   -- the state dir, resolved
+    part TEXT NOT NULL,                     -- realm:<name> | events
+    rows BIGINT NOT NULL,
+    digest TEXT NOT NULL,                   -- memory/dump.py's combined digest of what was copied
+    completed_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (source, part)
 );
 
 -- The timeline of every gateway on this database, in commit order (appends serialize).
