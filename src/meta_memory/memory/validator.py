@@ -29,6 +29,8 @@ __all__ = [
     "StoreView",
     "TombstoneOp",
     "WriteBatch",
+    "duplicate_id",
+    "recreate_tombstoned",
     "validate_batch",
     "validate_fields",
 ]
@@ -156,6 +158,18 @@ def validate_batch(batch: WriteBatch, view: StoreView, *, now_ms: int) -> None:
             created[target.id] = replace(target, status=Status.TOMBSTONED)
 
 
+def duplicate_id(memory_id: str) -> WriteRefused:
+    """The refusal of a create whose id is taken (a backend that checks it itself raises this)."""
+    return WriteRefused("duplicate-id", f"record id '{memory_id}' already exists")
+
+
+def recreate_tombstoned() -> WriteRefused:
+    """The refusal of an LLM re-creating content forgotten in its scope within RECREATE_WINDOW_MS."""
+    return WriteRefused(
+        "recreate-tombstoned", "this content was forgotten in this scope within the last 7 days"
+    )
+
+
 def _check_scope(scope: Scope, batch: WriteBatch) -> None:
     if scope.realm != batch.realm:
         raise WriteRefused(
@@ -177,7 +191,7 @@ def _check_create(
     _check_scope(record.scope, batch)
     validate_fields(record.title, record.description, record.body, record.tags)
     if record.id in written or view.has(record.id):  # lookup() would also read the record
-        raise WriteRefused("duplicate-id", f"record id '{record.id}' already exists")
+        raise duplicate_id(record.id)
     if record.status not in (Status.ACTIVE, Status.QUARANTINED):
         raise WriteRefused("invalid-status", "a new record must be active or quarantined")
     if not all(0 <= t <= _TIMESTAMP_MAX for t in (record.created_at_ms, record.updated_at_ms)):
@@ -187,9 +201,7 @@ def _check_create(
         if record.trust.rank > Trust.AGENT_OBSERVED.rank:
             raise WriteRefused("tier-ceiling", "LLM-authored writes are capped at trust 'agent_observed'")
         if view.tombstoned_content_since(record.scope, record.content_hash, now_ms - RECREATE_WINDOW_MS):
-            raise WriteRefused(
-                "recreate-tombstoned", "this content was forgotten in this scope within the last 7 days"
-            )
+            raise recreate_tombstoned()
     if record.trust.rank > Trust.AGENT_OBSERVED.rank and _chain_taints(record, lookup):
         raise WriteRefused(
             "tier-ceiling",

@@ -16,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import time
+import weakref
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -33,6 +35,9 @@ T = TypeVar("T")
 
 # How long the doctor waits for the server (a gateway's wait is ``[agent_memory.postgres] timeout_s``).
 CONNECT_TIMEOUT_S = 10
+
+# A pooled connection idle longer than this is checked before it is handed out.
+IDLE_CHECK_S = 1.0
 
 # What the gateway's connections call themselves in pg_stat_activity.
 APPLICATION_NAME = "meta_gateway"
@@ -71,8 +76,22 @@ def open_pool(dsn: str, *, min_size: int, max_size: int, timeout_s: float) -> ps
     except psycopg.ProgrammingError as exc:
         raise StorageRefused(f"agent_memory.postgres.dsn is not a valid PostgreSQL DSN ({where})") from exc
 
+    # A connection handed out after a quiet spell is checked first (one round trip), so that one
+    # the server dropped meanwhile (a restart, an idle timeout) is replaced, not used; one in
+    # steady use is not, which would cost every call a round trip. One lost under load fails its
+    # call: a read is retried, a write refused (retrying_read, StoreUnavailable).
+    last_used: weakref.WeakKeyDictionary[psycopg.Connection, float] = weakref.WeakKeyDictionary()
+
     def configure(conn: psycopg.Connection) -> None:
         conn.autocommit = True
+        last_used[conn] = time.monotonic()
+
+    def check(conn: psycopg.Connection) -> None:
+        if time.monotonic() - last_used.get(conn, 0.0) > IDLE_CHECK_S:
+            psycopg_pool.ConnectionPool.check_connection(conn)
+
+    def returned(conn: psycopg.Connection) -> None:
+        last_used[conn] = time.monotonic()
 
     pool = psycopg_pool.ConnectionPool(
         dsn,
@@ -80,7 +99,8 @@ def open_pool(dsn: str, *, min_size: int, max_size: int, timeout_s: float) -> ps
         max_size=max_size,
         kwargs={"connect_timeout": max(1, math.ceil(timeout_s)), "application_name": APPLICATION_NAME},
         configure=configure,
-        check=psycopg_pool.ConnectionPool.check_connection,
+        check=check,
+        reset=returned,
         timeout=timeout_s,
         # psycopg_pool backs off between reconnection attempts (1 s, doubling) until this much time
         # has passed, then gives up until a call asks again: short, so that a server that comes back

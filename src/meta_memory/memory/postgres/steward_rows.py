@@ -290,11 +290,13 @@ def resolve_promotion(conn: psycopg.Connection, realm: str, row: PromotionRow, s
 
 
 def rekey_promotion(conn: psycopg.Connection, realm: str, pending_id: str, next_pending_id: str) -> bool:
+    # RETURNING, not rowcount: in a pipelined transaction only a fetch waits for the answer.
     cur = conn.execute(
-        "UPDATE promotions SET pending_id = %s WHERE realm = %s AND pending_id = %s AND status = 'pending'",
+        "UPDATE promotions SET pending_id = %s WHERE realm = %s AND pending_id = %s AND status = 'pending' "
+        "RETURNING pending_id",
         (next_pending_id, realm, pending_id),
     )
-    return cur.rowcount > 0
+    return bool(cur.fetchall())
 
 
 def overdue_promotions(conn: psycopg.Connection, realm: str, created_before_ms: int) -> list[PromotionRow]:
@@ -309,7 +311,7 @@ def overdue_promotions(conn: psycopg.Connection, realm: str, created_before_ms: 
 def collect_stale_stages(conn: psycopg.Connection, realm: str, now: int) -> int:
     cur = conn.execute(
         "DELETE FROM stage_batches WHERE realm = %s AND created_at_ms <= %s AND stage_token NOT IN "
-        "(SELECT stage_token FROM promotions WHERE realm = %s AND status = 'pending')",
+        "(SELECT stage_token FROM promotions WHERE realm = %s AND status = 'pending') RETURNING stage_token",
         (realm, now - STAGE_TOKEN_TTL_MS, realm),
     )
-    return cur.rowcount
+    return len(cur.fetchall())

@@ -22,12 +22,13 @@ import json
 import logging
 import threading
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from typing import Any
 
 import psycopg
 import psycopg_pool
+from psycopg.pq import TransactionStatus
 
 from ...clock import Clock
 from ...errors import WriteRefused
@@ -57,7 +58,15 @@ from ..rows import (
 )
 from ..upkeep import UpkeepWorker
 from ..usage import FLUSH_THRESHOLD, PendingUsage
-from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch
+from ..validator import (
+    RECREATE_WINDOW_MS,
+    CreateOp,
+    TombstoneOp,
+    WriteBatch,
+    duplicate_id,
+    recreate_tombstoned,
+    validate_batch,
+)
 from . import panel as panel_sql
 from . import steward_rows
 from .columns import RECORD_COLUMNS
@@ -119,17 +128,36 @@ class PostgresRealmStore:
 
     @contextmanager
     def transaction(self) -> Iterator[PostgresTxn]:
-        """One write transaction under the realm's advisory lock (the RealmTxn unit of work)."""
+        """One write transaction under the realm's advisory lock (the RealmTxn unit of work).
+
+        Round trips are what a write costs here, so the transaction runs in pipeline mode and is
+        driven by hand: ``BEGIN`` and the lock go out with the first read, a record's insert (with
+        its postings and scope statistics) and its audit row are one statement that goes out with
+        ``COMMIT``. A remember is two round trips, as a bare insert-and-commit is: begin, lock and
+        look-ups; then the writes and the commit. Statements still queued when a read needs the
+        connection go out first (PostgresTxn.conn). The server runs them in order, each
+        statement with its own snapshot, so a read after the lock sees every write committed
+        before it.
+        """
         created_scopes: list[tuple[str, str]] = []
+        written_back: list[tuple[str, int, int]] = []
         try:
-            with self._pool.connection() as conn, conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
-                txn = PostgresTxn(self, conn, created_scopes)
-                yield txn
-                with self._usage_lock:
-                    written_back = self._usage.items()
-                if written_back:
-                    _write_back_usage(conn, self.realm, written_back)
+            with self._pool.connection() as conn:
+                try:
+                    with conn.pipeline():
+                        conn.execute("BEGIN")
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+                        txn = PostgresTxn(self, conn, created_scopes)
+                        yield txn
+                        with self._usage_lock:
+                            written_back = self._usage.items()
+                        if written_back:
+                            _write_back_usage(txn.conn, self.realm, written_back)
+                        txn.flush()
+                        conn.execute("COMMIT")
+                except BaseException:
+                    _roll_back(conn)
+                    raise
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
             self._forget_scopes(created_scopes)
             raise unavailable(exc, "write") from exc
@@ -208,12 +236,83 @@ class PostgresRealmStore:
     # -- writes ------------------------------------------------------------------------------------
 
     def commit(self, batch: WriteBatch, *, dedup: bool = False) -> CommitResult:
+        alone = _lone_create(batch)
+        if alone is not None:
+            return self._create_alone(batch, alone, dedup=dedup)
         with self.transaction() as txn:
             if dedup and len(batch.ops) == 1 and isinstance(batch.ops[0], CreateOp):
                 existing = txn.active_duplicate(batch.ops[0].record)
                 if existing is not None:
                     return CommitResult((existing,), deduplicated=True)
             return txn.apply(batch)
+
+    def _create_alone(self, batch: WriteBatch, r: Record, *, dedup: bool) -> CommitResult:
+        """The common write, a batch of one new record that supersedes and derives from nothing, in
+        one round trip: one statement, the migration's ``meta_create_record`` (lock, look-ups, the
+        record with its postings, the audit row), is its own transaction. The validator runs here
+        first, on every rule it can judge alone; the two it needs the store for (the id is free,
+        the content was not forgotten lately) are the function's, and refused the same way."""
+        now = self._clock.now_ms()
+        validate_batch(batch, _LookUpsInTheStatement(), now_ms=now)
+        values = record_values(r, 0)
+        analyzed = analyze_record(r.title, r.body, r.tags) if r.status is Status.ACTIVE else None
+        op = "create"
+        args = (
+            self._lock_key,
+            self.realm,
+            r.scope.kind.value,
+            r.scope.key,
+            dedup,
+            now - RECREATE_WINDOW_MS if batch.author.is_llm else None,
+            *values[:1],
+            *values[2:11],
+            values[12],
+            bool(values[13]),
+            *values[14:],
+            _postings_json(analyzed.fields) if analyzed is not None else None,
+            analyzed.length if analyzed is not None else 0,
+            now,
+            op,
+            wire_json(batch.author),
+            dumps(_audit_detail(op, batch, r.quarantine_reason, None)),
+        )
+        statement = f"SELECT * FROM meta_create_record({', '.join(['%s'] * len(args))})"
+        with self._usage_lock:
+            written_back = self._usage.items()
+        try:
+            with self._pool.connection() as conn:
+                if not written_back:  # one statement is one transaction (autocommit): one round trip
+                    row = conn.execute(statement, args).fetchone()
+                else:  # the recall counters still pending go with it, in one transaction
+                    try:
+                        with conn.pipeline():
+                            conn.execute("BEGIN")
+                            created = conn.execute(statement, args)
+                            _write_back_usage(conn, self.realm, written_back)
+                            conn.execute("COMMIT")
+                        row = created.fetchone()
+                    except BaseException:
+                        _roll_back(conn)
+                        raise
+        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
+            raise unavailable(exc, "write") from exc
+        if written_back:
+            with self._usage_lock:
+                self._usage.subtract(written_back)
+        assert row is not None
+        outcome, scope_id, doc, seq = row
+        with self._scopes_lock:
+            self._scope_ids[(r.scope.kind.value, r.scope.key)] = int(scope_id)
+            self._scope_by_id[int(scope_id)] = r.scope
+        if outcome == "duplicate":
+            return CommitResult((self.records_by_doc([int(doc)])[int(doc)],), deduplicated=True)
+        if outcome == "taken":
+            raise duplicate_id(r.id)
+        if outcome == "recreate_tombstoned":
+            raise recreate_tombstoned()
+        if r.status is Status.QUARANTINED and not r.ever_quarantined:
+            r = replace(r, ever_quarantined=True)
+        return CommitResult((r,), audit_seq=int(seq))
 
     def forget(self, scope: Scope, memory_id: str, author: Author) -> bool:
         with self.transaction() as txn:
@@ -545,6 +644,54 @@ class PostgresRealmStore:
         return f"PostgresRealmStore({self.realm!r})"
 
 
+def _lone_create(batch: WriteBatch) -> Record | None:
+    """The record of a batch ``_create_alone`` can write: one create, no lineage to look up."""
+    if len(batch.ops) != 1 or not isinstance(batch.ops[0], CreateOp):
+        return None
+    record = batch.ops[0].record
+    return record if record.supersedes is None and not record.derived_from else None
+
+
+class _LookUpsInTheStatement:
+    """The validator's view for ``_create_alone``: the store's answers come from the statement
+    itself (``meta_create_record``), which refuses a taken id or recently forgotten content."""
+
+    def get(self, memory_id: str) -> Record | None:
+        raise AssertionError(f"a lone create looks up no record ({memory_id})")
+
+    def has(self, memory_id: str) -> bool:
+        return False
+
+    def tombstoned_content_since(self, scope: Scope, content_hash: str, since_ms: int) -> bool:
+        return False
+
+
+def _audit_detail(
+    op: str, batch: WriteBatch, quarantined: str | None, review: dict[str, Any] | None
+) -> dict[str, Any]:
+    detail: dict[str, Any] = {
+        "op": op,
+        "author": batch.author.to_wire(),
+        "rationale": batch.rationale,
+        "quarantined": quarantined,
+    }
+    if review is not None:
+        detail["review"] = review
+    return detail
+
+
+def _postings_json(fields: dict[str, tuple[int, int, int]]) -> str:
+    return dumps([{"term": t, "a": a, "b": b, "c": c} for t, (a, b, c) in fields.items()])
+
+
+def _roll_back(conn: psycopg.Connection) -> None:
+    """End a failed transaction (on a lost connection there is nothing to end: the server did)."""
+    if conn.closed or conn.info.transaction_status == TransactionStatus.IDLE:
+        return
+    with suppress(psycopg.Error):  # a broken connection: the pool discards it, the server rolled back
+        conn.execute("ROLLBACK")
+
+
 def _write_back_usage(conn: psycopg.Connection, realm: str, pending: list[tuple[str, int, int]]) -> None:
     with conn.cursor() as cur:
         cur.executemany(
@@ -561,9 +708,34 @@ class PostgresTxn:
         self, store: PostgresRealmStore, conn: psycopg.Connection, created: list[tuple[str, str]]
     ) -> None:
         self._store = store
-        self.conn = conn
+        self._conn = conn
         self._created = created
         self.realm = store.realm
+        self._absent: set[str] = set()  # ids this transaction has seen are free (active_duplicate)
+        # A created record's statements not sent yet: they go out with its audit row (audit()),
+        # or before anything else uses the connection (``conn``).
+        self._ctes: list[tuple[str, str]] = []
+        self._cte_args: list[Any] = []
+        self._savepoints = 0
+        self._audited: psycopg.Cursor[Any] | None = None  # the last audit insert, unanswered
+
+    @property
+    def conn(self) -> psycopg.Connection:
+        """The transaction's connection, with every write queued so far sent first."""
+        self.flush()
+        return self._conn
+
+    def flush(self) -> None:
+        if self._ctes:
+            self._conn.execute(self._with_ctes("SELECT 1"), self._take_cte_args())
+
+    def _with_ctes(self, statement: str) -> str:
+        ctes, self._ctes = self._ctes, []
+        return "WITH " + ", ".join(f"{name} AS ({sql})" for name, sql in ctes) + " " + statement
+
+    def _take_cte_args(self, *more: Any) -> list[Any]:
+        args, self._cte_args = [*self._cte_args, *more], []
+        return args
 
     def now_ms(self) -> int:
         return self._store._clock.now_ms()
@@ -574,6 +746,8 @@ class PostgresTxn:
         return self._store._get(self.conn, memory_id)
 
     def has(self, memory_id: str) -> bool:
+        if memory_id in self._absent:
+            return False
         row = self.conn.execute(
             "SELECT 1 FROM records WHERE realm = %s AND id = %s", (self.realm, memory_id)
         ).fetchone()
@@ -593,18 +767,20 @@ class PostgresTxn:
     # -- records -------------------------------------------------------------------------------------
 
     def apply(self, batch: WriteBatch, *, review: dict[str, Any] | None = None) -> CommitResult:
+        """As RealmTxn.apply; the audit rows' sequence is read back only for a review (its audit
+        token), so that an ordinary batch's rows go out with the commit, unanswered."""
         now = self.now_ms()
         validate_batch(batch, self, now_ms=now)
         written: list[Record] = []
-        seq = None
         for op in batch.ops:
             if isinstance(op, CreateOp):
                 written.append(self.create(op.record, now))
                 op_name = "supersede" if op.record.supersedes else "create"
-                seq = self.audit(now, op_name, op.record.id, batch, op.record.quarantine_reason, review)
+                self.audit(now, op_name, op.record.id, batch, op.record.quarantine_reason, review)
             else:
                 written.append(self._tombstone(op.memory_id, now))
-                seq = self.audit(now, "tombstone", op.memory_id, batch, None, review)
+                self.audit(now, "tombstone", op.memory_id, batch, None, review)
+        seq = self._last_audit_seq() if review is not None else None
         return CommitResult(tuple(written), audit_seq=seq)
 
     def validate(self, batch: WriteBatch) -> None:
@@ -613,10 +789,16 @@ class PostgresTxn:
     @contextmanager
     def savepoint(self) -> Iterator[None]:
         created = len(self._created)
+        self._savepoints += 1
+        name = f"sp_{self._savepoints}"
+        self.conn.execute(f"SAVEPOINT {name}")
         try:
-            with self.conn.transaction():
-                yield
+            yield
+            self.conn.execute(f"RELEASE SAVEPOINT {name}")
         except BaseException:
+            if not self._conn.closed:
+                self._ctes, self._cte_args = [], []  # queued writes of the undone part go too
+                self._conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
             self._store._forget_scopes(self._created[created:])
             del self._created[created:]
             raise
@@ -625,34 +807,64 @@ class PostgresTxn:
         scope_id = self._store._scope_id(self.conn, record.scope, create=False)
         if scope_id is None:
             return None
+        # One round trip answers the validator's next question too: is the new record's id free?
         row = self.conn.execute(
-            f"SELECT {RECORD_COLUMNS} FROM records r WHERE r.scope_id = %s AND r.content_hash = %s "
-            "AND r.status = 'active' LIMIT 1",
-            (scope_id, record.content_hash),
+            "SELECT EXISTS (SELECT 1 FROM records WHERE realm = %s AND id = %s), d.* FROM (SELECT 1) AS one "
+            f"LEFT JOIN LATERAL (SELECT {RECORD_COLUMNS} FROM records r WHERE r.scope_id = %s "
+            "AND r.content_hash = %s AND r.status = 'active' LIMIT 1) AS d ON true",
+            (self.realm, record.id, scope_id, record.content_hash),
         ).fetchone()
-        return self._store.records_from(self.conn, [row])[0] if row else None
+        assert row is not None
+        taken, duplicate = row[0], row[1:]
+        if not taken:
+            self._absent.add(record.id)
+        return self._store.records_from(self.conn, [duplicate])[0] if duplicate[0] is not None else None
 
     def create(self, r: Record, now: int) -> Record:
         scope_id = self._store._scope_id(self.conn, r.scope, create=True, created=self._created)
         assert scope_id is not None
         values = list(record_values(r, scope_id))
         values[13] = bool(values[13])  # ever_quarantined is a boolean column here
-        analyzed = analyze_record(r.title, r.body, r.tags) if r.status is Status.ACTIVE else None
-        row = self.conn.execute(
+        self._absent.discard(r.id)
+        insert = (
             "INSERT INTO records (realm, id, scope_id, kind, title, description, body, tags, provenance, trust, "
             "status, quarantine_reason, supersedes, derived_from, ever_quarantined, working_set_rank, "
             "content_hash, created_at_ms, updated_at_ms) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING doc",
-            (self.realm, *values),
-        ).fetchone()
-        assert row is not None
-        if analyzed is not None:
-            _index(self.conn, scope_id, int(row[0]), analyzed.fields, analyzed.length)
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        )
+        if r.status is not Status.ACTIVE:
+            self._queue("rec", insert, (self.realm, *values))
+        else:
+            # The record, its postings and its scope's statistics, queued to go out with the
+            # audit row in one statement (a statement may change a row once: a supersede's
+            # change to the same scope's statistics is sent on its own, after it).
+            analyzed = analyze_record(r.title, r.body, r.tags)
+            self._queue("rec", insert + " RETURNING doc", (self.realm, *values))
+            # The postings as one JSON parameter: adapting four arrays costs more than the insert.
+            self._queue(
+                "posted",
+                "INSERT INTO postings (scope_id, term, doc, tf_title, tf_body, tf_tags, length) "
+                "SELECT %s, t.term, rec.doc, t.a, t.b, t.c, %s FROM rec, "
+                "json_to_recordset(%s::json) AS t(term text, a int, b int, c int)",
+                (scope_id, analyzed.length, _postings_json(analyzed.fields)),
+            )
+            self._queue(
+                "stats",
+                "INSERT INTO scope_stats (scope_id, doc_count, total_len) VALUES (%s, 1, %s) ON CONFLICT (scope_id) "
+                "DO UPDATE SET doc_count = scope_stats.doc_count + 1, total_len = scope_stats.total_len + excluded.total_len",
+                (scope_id, analyzed.length),
+            )
             if r.supersedes is not None:
                 self._leave_active(r.supersedes, Status.SUPERSEDED, now, superseded_by=r.id)
         if r.status is Status.QUARANTINED and not r.ever_quarantined:
             return replace(r, ever_quarantined=True)
         return r
+
+    def _queue(self, name: str, sql: str, args: Sequence[Any]) -> None:
+        if any(n == name for n, _ in self._ctes):
+            self.flush()  # a second record of the batch: the first goes out on its own
+        self._ctes.append((name, sql))
+        self._cte_args.extend(args)
 
     def _leave_active(
         self, memory_id: str, status: Status, now: int, *, superseded_by: str | None = None
@@ -684,22 +896,25 @@ class PostgresTxn:
         batch: WriteBatch,
         quarantined: str | None,
         review: dict[str, Any] | None = None,
-    ) -> int:
-        detail: dict[str, Any] = {
-            "op": op,
-            "author": batch.author.to_wire(),
-            "rationale": batch.rationale,
-            "quarantined": quarantined,
-        }
-        if review is not None:
-            detail["review"] = review
-        row = self.conn.execute(
+    ) -> None:
+        """One audit row, queued (with the record it audits, if that is still queued)."""
+        detail = _audit_detail(op, batch, quarantined, review)
+        statement = (
             "INSERT INTO audit (realm, at_ms, op, record_id, author, detail) VALUES (%s, %s, %s, %s, %s, %s) "
-            "RETURNING seq",
-            (self.realm, now, op, record_id, wire_json(batch.author), dumps(detail)),
-        ).fetchone()
-        assert row is not None
-        return int(row[0])
+            "RETURNING seq"
+        )
+        args = (self.realm, now, op, record_id, wire_json(batch.author), dumps(detail))
+        if self._ctes:  # the record this row audits goes out in the same statement
+            self._audited = self._conn.execute(self._with_ctes(statement), self._take_cte_args(*args))
+        else:
+            self._audited = self._conn.execute(statement, args)
+
+    def _last_audit_seq(self) -> int | None:
+        """The sequence of the last audit row this transaction wrote (reading it waits for it)."""
+        if self._audited is None:
+            return None
+        row = self._audited.fetchone()
+        return int(row[0]) if row is not None else None
 
     def audit_note(self, record_id: str | None, author: Author, detail: dict[str, Any]) -> None:
         """An audit row for a record an import skipped (nothing else was written)."""
@@ -771,33 +986,6 @@ class PostgresTxn:
 
     def collect_stale_stages(self, now_ms: int) -> int:
         return steward_rows.collect_stale_stages(self.conn, self.realm, now_ms)
-
-
-def _index(
-    conn: psycopg.Connection, scope_id: int, doc: int, fields: dict[str, tuple[int, int, int]], length: int
-) -> None:
-    """A new active record's postings and its scope's statistics, in the write's transaction."""
-    if fields:
-        terms = list(fields)
-        conn.execute(
-            "INSERT INTO postings (scope_id, term, doc, tf_title, tf_body, tf_tags, length) "
-            "SELECT %s, t.term, %s, t.a, t.b, t.c, %s FROM unnest(%s::text[], %s::int[], %s::int[], %s::int[]) "
-            "AS t(term, a, b, c)",
-            (
-                scope_id,
-                doc,
-                length,
-                terms,
-                [fields[t][0] for t in terms],
-                [fields[t][1] for t in terms],
-                [fields[t][2] for t in terms],
-            ),
-        )
-    conn.execute(
-        "INSERT INTO scope_stats (scope_id, doc_count, total_len) VALUES (%s, 1, %s) ON CONFLICT (scope_id) "
-        "DO UPDATE SET doc_count = scope_stats.doc_count + 1, total_len = scope_stats.total_len + excluded.total_len",
-        (scope_id, length),
-    )
 
 
 def _unindex(conn: psycopg.Connection, scope_id: int, doc: int, length: int) -> None:
