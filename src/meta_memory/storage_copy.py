@@ -5,7 +5,8 @@ The copy holds the state dir's lock throughout (no gateway may serve it meanwhil
 stands still). Each realm file is opened the way a gateway opens it (a damaged or newer file is
 refused, an older one migrated), read out as backend-neutral tables (memory/dump.py) and written
 in one verified transaction (memory/postgres/copy.py); the timeline follows when every realm is
-copied. A part the database's copy ledger already holds from this state dir is not copied again:
+copied, and what was copied is vacuumed and analyzed (statistics for the planner, and postings
+readable from the index alone). A part the database's copy ledger already holds from this state dir is not copied again:
 its source is digested and compared, so a second run either confirms the copy or says the source
 has changed since. One realm refused (not empty in the database, a NUL the server cannot store, a
 damaged file) does not stop the others.
@@ -24,7 +25,7 @@ from .clock import Clock, SystemClock
 from .config import AgentMemoryConfig
 from .errors import StorageRefused, StoreUnavailable
 from .memory.dump import DumpTable, combined, digest_tables
-from .memory.postgres.copy import CopyLedger, load_events, load_realm
+from .memory.postgres.copy import CopyLedger, load_events, load_realm, settle
 from .memory.postgres.factory import PostgresBackend
 from .memory.sqlite import dump as sqlite_dump
 from .memory.sqlite.factory import SqliteStoreFactory
@@ -101,6 +102,8 @@ def copy_to_postgres(
             ]
             if not realms and layout.event_log_path.is_file():
                 reports.append(_copy_events(target, ledger, layout.event_log_path, clock, progress))
+            if any(r.outcome == "copied" for r in reports):
+                settle(target.pool)
             return reports
         finally:
             target.close()

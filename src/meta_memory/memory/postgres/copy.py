@@ -32,7 +32,7 @@ from .connect import lock_key, unavailable
 from .event_log import COPIED_ORIGIN_PREFIX
 from .store import realm_lock_key
 
-__all__ = ["CopyLedger", "dump_realm", "load_events", "load_realm", "realm_rows"]
+__all__ = ["CopyLedger", "dump_realm", "load_events", "load_realm", "realm_rows", "settle"]
 
 log = logging.getLogger("meta_memory.postgres")
 
@@ -336,3 +336,15 @@ def load_events(
     except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
         raise unavailable(exc, "copy") from exc
     return digest
+
+
+def settle(pool: psycopg_pool.ConnectionPool) -> None:
+    """Vacuum and analyze what copies filled: the planner gets statistics for the new rows, and
+    the visibility map lets recalls read postings from the index alone (autovacuum would, later)."""
+    try:
+        with pool.connection() as conn:
+            conn.execute(
+                f"VACUUM (ANALYZE) {', '.join(['scopes', 'scope_stats', 'postings', *DUMP_COLUMNS, 'events'])}"
+            )
+    except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
+        raise unavailable(exc, "vacuum") from exc

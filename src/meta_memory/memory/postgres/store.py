@@ -102,6 +102,8 @@ class PostgresRealmStore:
         self._usage = PendingUsage()
         self._worker = UpkeepWorker.shared()
         self._closed = False
+        # Per thread: the records the last ranking on it read whole (reading_index, records_by_doc).
+        self._ranked = threading.local()
 
     # -- connections -------------------------------------------------------------------------------
 
@@ -461,19 +463,35 @@ class PostgresRealmStore:
         """The scope's postings in one read snapshot. (A connection lost here is refused, not
         retried: the ranking may have read half of it.)"""
         try:
-            with self._read(snapshot=True) as conn:
-                yield PostgresTermIndex(conn, self._scope_id(conn, scope, create=False))
+            with self._pool.connection() as conn:
+                index = PostgresTermIndex(
+                    conn,
+                    self._scope_id(conn, scope, create=False),
+                    begin="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                    decode=lambda rows: self._records(conn, rows),
+                )
+                try:
+                    yield index
+                finally:
+                    if not conn.closed and conn.info.transaction_status != TransactionStatus.IDLE:
+                        conn.execute("COMMIT")
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
             raise unavailable(exc, "recall") from exc
+        self._ranked.records = index.records  # what records_by_doc is asked for next, read already
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
+        ranked: dict[int, Record] = getattr(self._ranked, "records", {})
+        self._ranked.records = {}
+        if all(doc in ranked for doc in docs):
+            return {doc: ranked[doc] for doc in docs}
         if not docs:
             return {}
 
         def run() -> dict[int, Record]:
             with self._read() as conn:
                 rows = conn.execute(
-                    f"SELECT {RECORD_COLUMNS} FROM records r WHERE r.doc = ANY(%s) AND r.realm = %s",
+                    f"SELECT {RECORD_COLUMNS} FROM unnest(%s::bigint[]) AS d(doc) "
+                    "JOIN records r ON r.doc = d.doc WHERE r.realm = %s",
                     (list(docs), self.realm),
                 ).fetchall()
                 return {row[0]: record for row, record in zip(rows, self._records(conn, rows), strict=True)}

@@ -1,44 +1,111 @@
 """The recall index of one scope in PostgreSQL, as a :class:`~meta_memory.memory.recall.index.TermIndex`.
 
 Every method is one indexed statement on the connection of the caller's read snapshot (the
-store's ``reading_index``): postings by ``(scope_id, term, doc)``, statistics from
-``scope_stats``, neighbours and tie-break keys from ``records``.
+store's ``reading_index``): postings by ``(scope_id, term, doc)``, read from the key alone (its
+payload rides in it), statistics from ``scope_stats``, neighbours and tie-break keys from
+``records`` (looked up by document through its primary key, whatever the planner's estimates).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from typing import cast
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, cast
 
 import psycopg
 
-from ..recall.index import CollectionStats, Posting, TieKey
+from ..recall.index import CollectionStats, Opening, Posting, TieKey
+from ..records import Record
+from .columns import RECORD_COLUMNS
 
-__all__ = ["PostgresTermIndex"]
+__all__ = ["HELD_FLOOR", "PostgresTermIndex"]
+
+# The opening reads (and holds) every query term's postings up to this df: a round trip here costs
+# more than a few hundred rows.
+HELD_FLOOR = 512
 
 
 class PostgresTermIndex:
-    """The postings of one scope (``scope_id=None``: a scope with no record, an empty index)."""
+    """The postings of one scope (``scope_id=None``: a scope with no record, an empty index).
 
-    def __init__(self, conn: psycopg.Connection, scope_id: int | None) -> None:
+    ``begin``: the statement that opens the read snapshot; it goes out with the first query,
+    not a round trip ahead of it. ``decode`` turns record rows into records: :meth:`tie_keys`
+    reads the few documents it orders as whole records, kept in :attr:`records` for the
+    caller that fetches them next (the store's ``records_by_doc``).
+    """
+
+    def __init__(
+        self,
+        conn: psycopg.Connection,
+        scope_id: int | None,
+        *,
+        begin: str | None = None,
+        decode: Callable[[Sequence[Sequence[Any]]], list[Record]] | None = None,
+    ) -> None:
         self._conn = conn
         self._scope_id = scope_id
+        self._begin = begin
+        self._decode = decode
+        self.records: dict[int, Record] = {}
+        self._held: dict[str, list[tuple[int, int, int, int, int]]] = {}
+
+    def _rows(self, sql: str, args: Any) -> list[tuple[Any, ...]]:
+        if self._begin is None:
+            return self._conn.execute(sql, args).fetchall()
+        begin, self._begin = self._begin, None
+        with self._conn.pipeline():
+            self._conn.execute(begin)
+            return self._conn.execute(sql, args).fetchall()
 
     def collection_stats(self) -> CollectionStats:
         if self._scope_id is None:
             return CollectionStats(0, 0)
-        row = self._conn.execute(
+        rows = self._rows(
             "SELECT doc_count, total_len FROM scope_stats WHERE scope_id = %s", (self._scope_id,)
-        ).fetchone()
-        return CollectionStats(int(row[0]), int(row[1])) if row else CollectionStats(0, 0)
+        )
+        return CollectionStats(int(rows[0][0]), int(rows[0][1])) if rows else CollectionStats(0, 0)
+
+    def opening(self, terms: Collection[str], prefetch: Collection[str], rare_floor: int) -> Opening:
+        """One statement: the scope's statistics (a row of kind 0), each term's df (kind 1), and
+        the postings (kind 2) of every query term whose list is at most :data:`HELD_FLOOR` long.
+        The opening returns those the protocol asks for (``prefetch`` terms up to
+        ``rare_floor``); the rest are held, and the ranker's later reads of them (in full, or
+        for candidate documents) are answered from memory instead of another round trip, with
+        the same rows the statement would have returned."""
+        if self._scope_id is None or not terms:
+            return Opening(self.collection_stats(), {}, {})
+        rows = self._rows(
+            "WITH df AS (SELECT term, count(*) AS n FROM postings WHERE scope_id = %(scope)s "
+            "AND term = ANY(%(terms)s) GROUP BY term) "
+            "SELECT 0, NULL, doc_count, total_len, 0, 0, 0 FROM scope_stats WHERE scope_id = %(scope)s "
+            "UNION ALL SELECT 1, term, n, 0, 0, 0, 0 FROM df "
+            "UNION ALL SELECT 2, p.term, p.doc, p.tf_title, p.tf_body, p.tf_tags, p.length FROM postings p "
+            "JOIN df ON df.term = p.term AND df.n <= %(floor)s WHERE p.scope_id = %(scope)s",
+            {"scope": self._scope_id, "terms": list(terms), "floor": max(rare_floor, HELD_FLOOR)},
+        )
+        stats = CollectionStats(0, 0)
+        dfs: dict[str, int] = {}
+        held: dict[str, list[tuple[int, int, int, int, int]]] = {}
+        for kind, term, a, b, c, d, e in rows:
+            if kind == 2:
+                held.setdefault(term, []).append((a, b, c, d, e))
+            elif kind == 1:
+                dfs[term] = int(a)
+            else:
+                stats = CollectionStats(int(a), int(b))
+        for found in held.values():
+            found.sort()  # by doc, as postings() returns them
+        self._held = held
+        wanted = {t: held[t] for t in prefetch if t in held and dfs[t] <= rare_floor}
+        # Rows already have Posting's shape (the ranker unpacks them positionally).
+        return Opening(stats, dfs, cast(Mapping[str, Sequence[Posting]], wanted))
 
     def document_frequencies(self, terms: Collection[str]) -> Mapping[str, int]:
         if self._scope_id is None or not terms:
             return {}
-        rows = self._conn.execute(
+        rows = self._rows(
             "SELECT term, count(*) FROM postings WHERE scope_id = %s AND term = ANY(%s) GROUP BY term",
             (self._scope_id, list(terms)),
-        ).fetchall()
+        )
         return {term: int(n) for term, n in rows}
 
     def _postings(
@@ -46,45 +113,81 @@ class PostgresTermIndex:
     ) -> Mapping[str, Sequence[Posting]]:
         if self._scope_id is None or not terms:
             return {}
-        sql = (
-            "SELECT term, doc, tf_title, tf_body, tf_tags, length FROM postings WHERE scope_id = %s "
-            "AND term = ANY(%s)"
-        )
-        args: list[object] = [self._scope_id, list(terms)]
-        if docs is not None:
-            sql += " AND doc = ANY(%s)"
-            args.append(list(docs))
+        if docs is None:
+            sql = (
+                "SELECT term, doc, tf_title, tf_body, tf_tags, length FROM postings WHERE scope_id = %s "
+                "AND term = ANY(%s) ORDER BY term, doc"
+            )
+            args: list[object] = [self._scope_id, list(terms)]
+        else:
+            # Joined, not ``doc = ANY(...)``: that tests each row of a long list against the whole
+            # array, where a join hashes the candidates once.
+            sql = (
+                "SELECT p.term, p.doc, p.tf_title, p.tf_body, p.tf_tags, p.length FROM postings p "
+                "JOIN unnest(%s::bigint[]) AS d(doc) ON p.doc = d.doc WHERE p.scope_id = %s AND p.term = ANY(%s) "
+                "ORDER BY p.term, p.doc"
+            )
+            args = [list(docs), self._scope_id, list(terms)]
         out: dict[str, list[tuple[int, int, int, int, int]]] = {}
-        for term, doc, a, b, c, length in self._conn.execute(sql + " ORDER BY term, doc", args):
+        for term, doc, a, b, c, length in self._rows(sql, args):
             out.setdefault(term, []).append((doc, a, b, c, length))
         # Rows already have Posting's shape (the ranker unpacks them positionally).
         return cast(Mapping[str, Sequence[Posting]], out)
 
     def postings(self, terms: Collection[str]) -> Mapping[str, Sequence[Posting]]:
-        return self._postings(terms, None)
+        out = {t: self._held[t] for t in terms if t in self._held}
+        rest = [t for t in terms if t not in self._held]
+        if rest:
+            out.update(self._postings(rest, None))  # type: ignore[arg-type]
+        return cast(Mapping[str, Sequence[Posting]], out)
 
     def postings_for_docs(
         self, terms: Collection[str], docs: Collection[int]
     ) -> Mapping[str, Sequence[Posting]]:
         if not docs:
             return {}
-        return self._postings(terms, docs)
+        wanted = docs if isinstance(docs, (set, frozenset)) else set(docs)
+        out: dict[str, Sequence[Posting]] = {}
+        for term in terms:
+            if term in self._held:
+                found = [p for p in self._held[term] if p[0] in wanted]
+                if found:
+                    out[term] = cast(Sequence[Posting], found)
+        rest = [t for t in terms if t not in self._held]
+        if rest:
+            out.update(self._postings(rest, docs))
+        return out
 
     def neighbors(self, docs: Collection[int]) -> Mapping[int, Sequence[int]]:
         if self._scope_id is None or not docs:
             return {}
-        rows = self._conn.execute(
+        rows = self._rows(
             "SELECT d, (SELECT max(doc) FROM records WHERE scope_id = %s AND status = 'active' AND doc < d), "
             "(SELECT min(doc) FROM records WHERE scope_id = %s AND status = 'active' AND doc > d) "
             "FROM unnest(%s::bigint[]) AS d",
             (self._scope_id, self._scope_id, list(docs)),
-        ).fetchall()
+        )
         return {int(d): [n for n in (before, after) if n is not None] for d, before, after in rows}
 
     def tie_keys(self, docs: Collection[int]) -> Mapping[int, TieKey]:
         if self._scope_id is None or not docs:
             return {}
-        rows = self._conn.execute(
-            "SELECT doc, updated_at_ms, created_at_ms, id FROM records WHERE doc = ANY(%s)", (list(docs),)
-        ).fetchall()
-        return {int(doc): TieKey(updated, created, rid) for doc, updated, created, rid in rows}
+        if self._decode is None:
+            rows = self._rows(
+                "SELECT r.doc, r.updated_at_ms, r.created_at_ms, r.id FROM unnest(%s::bigint[]) AS d(doc) "
+                "JOIN records r ON r.doc = d.doc",
+                (list(docs),),
+            )
+            return {int(doc): TieKey(updated, created, rid) for doc, updated, created, rid in rows}
+        # The documents a ranking orders are the ones it returns: read them whole, once.
+        rows = self._rows(
+            f"SELECT {RECORD_COLUMNS} FROM unnest(%s::bigint[]) AS d(doc) JOIN records r ON r.doc = d.doc",
+            (list(docs),),
+        )
+        for row, record in zip(rows, self._decode(rows), strict=True):
+            self.records[int(row[0])] = record
+        return {
+            doc: TieKey(r.updated_at_ms, r.created_at_ms, r.id)
+            for doc, r in self.records.items()
+            if doc in docs
+        }

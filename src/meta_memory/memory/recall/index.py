@@ -16,7 +16,15 @@ from typing import NamedTuple, Protocol
 
 from meta_memory.memory.recall.analyzer import analyze_record
 
-__all__ = ["CollectionStats", "InMemoryTermIndex", "Posting", "TermIndex", "TieKey"]
+__all__ = [
+    "CollectionStats",
+    "InMemoryTermIndex",
+    "Opening",
+    "Posting",
+    "TermIndex",
+    "TieKey",
+    "compose_opening",
+]
 
 
 class Posting(NamedTuple):
@@ -44,6 +52,15 @@ class TieKey(NamedTuple):
     record_id: str
 
 
+class Opening(NamedTuple):
+    """What a query reads first: the scope's statistics, each term's df, and the postings of the
+    short lists the ranker reads in one batch (see :meth:`TermIndex.opening`)."""
+
+    stats: CollectionStats
+    dfs: Mapping[str, int]
+    postings: Mapping[str, Sequence[Posting]]
+
+
 class TermIndex(Protocol):
     """Read access to the term index of one scope (only its active records), as the ranker needs it.
 
@@ -56,6 +73,13 @@ class TermIndex(Protocol):
 
     def collection_stats(self) -> CollectionStats:
         """Return document count and summed length. O(1): one row of a per-scope counter table."""
+        ...
+
+    def opening(self, terms: Collection[str], prefetch: Collection[str], rare_floor: int) -> Opening:
+        """The first reads of a query in one: :meth:`collection_stats`, :meth:`document_frequencies`
+        of ``terms``, and :meth:`postings` of each ``prefetch`` term whose df is at most
+        ``rare_floor`` (and not 0). A store whose every statement is a network round trip answers
+        it in one; the others compose the three calls (:func:`compose_opening`)."""
         ...
 
     def document_frequencies(self, terms: Collection[str]) -> Mapping[str, int]:
@@ -97,6 +121,18 @@ class TermIndex(Protocol):
         One ``SELECT ... FROM records WHERE scope=? AND doc IN (...)``: O(len(docs)) primary-key lookups.
         """
         ...
+
+
+def compose_opening(
+    index: TermIndex, terms: Collection[str], prefetch: Collection[str], rare_floor: int
+) -> Opening:
+    """:meth:`TermIndex.opening` from the index's other calls."""
+    stats = index.collection_stats()
+    if stats.doc_count <= 0:
+        return Opening(stats, {}, {})
+    dfs = index.document_frequencies(terms)
+    rare = [t for t in prefetch if 0 < dfs.get(t, 0) <= rare_floor]
+    return Opening(stats, dfs, index.postings(rare) if rare else {})
 
 
 class InMemoryTermIndex:
@@ -159,6 +195,9 @@ class InMemoryTermIndex:
 
     def collection_stats(self) -> CollectionStats:
         return CollectionStats(len(self._doc_terms), self._total_length)
+
+    def opening(self, terms: Collection[str], prefetch: Collection[str], rare_floor: int) -> Opening:
+        return compose_opening(self, terms, prefetch, rare_floor)
 
     def document_frequencies(self, terms: Collection[str]) -> Mapping[str, int]:
         return {term: len(self._postings[term]) for term in terms if term in self._postings}

@@ -118,16 +118,17 @@ def rank(
     unique = sorted(set(terms))
     if limit <= 0 or not unique:
         return []
-    doc_count, total_length = index.collection_stats()
+    opening = index.opening(unique, [t for t in unique if not t.startswith(CUE_PREFIX)], params.rare_floor)
+    doc_count, total_length = opening.stats
     if doc_count <= 0:
         return []
     avg_length = max(total_length / doc_count, 1.0)
-    dfs = {t: df for t, df in index.document_frequencies(unique).items() if df > 0}
+    dfs = {t: df for t, df in opening.dfs.items() if df > 0}
     if not any(not t.startswith(CUE_PREFIX) for t in dfs):
         return []
     scorer = _Scorer(params, doc_count, avg_length, dfs)
     pool = max(limit, params.neighbor_pool if params.neighbor_weight > 0.0 else 0)
-    _score_maxscore(scorer, index, dfs, pool, avg_length)
+    _score_maxscore(scorer, index, dfs, pool, avg_length, opening.postings)
     final = scorer.scores
     if params.neighbor_weight > 0.0:
         final = _smooth(scorer, index, sorted(dfs), avg_length)
@@ -135,7 +136,12 @@ def rank(
 
 
 def _score_maxscore(
-    scorer: _Scorer, index: TermIndex, dfs: Mapping[str, int], pool: int, avg_length: float
+    scorer: _Scorer,
+    index: TermIndex,
+    dfs: Mapping[str, int],
+    pool: int,
+    avg_length: float,
+    rare_postings: Mapping[str, Sequence[Posting]],
 ) -> None:
     """Score exactly the docs that can reach the top ``pool``, reading long posting lists sparingly.
 
@@ -148,8 +154,12 @@ def _score_maxscore(
     words = sorted((t for t in dfs if not t.startswith(CUE_PREFIX)), key=lambda t: (-bound[t], t))
     rest = sum(bound.values())
     # Short posting lists cost less than the round trips MaxScore would save: read them in one batch.
-    first = [t for t in words if dfs[t] <= params.rare_floor] or words[:1]
-    for term, postings in sorted(index.postings(first).items()):
+    first = [t for t in words if dfs[t] <= params.rare_floor]
+    read = rare_postings  # the opening read these: every word with 0 < df <= rare_floor
+    if not first:  # no short list: the rarest word is read alone
+        first = words[:1]
+        read = index.postings(first)
+    for term, postings in sorted(read.items()):
         scorer.add(term, postings, avg_length)
     common = max(params.common_floor, params.common_fraction * scorer.doc_count)
     rest -= sum(bound[t] for t in first)

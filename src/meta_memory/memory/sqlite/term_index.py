@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
-from ..recall.index import CollectionStats, Posting, TieKey
+from ..recall.index import CollectionStats, Opening, Posting, TieKey, compose_opening
 
 if TYPE_CHECKING:
     from .recall_index import RecallIndexFile
@@ -36,6 +36,9 @@ class SqliteTermIndex:
             return CollectionStats(0, 0)
         with self._store._lock:
             return CollectionStats(*self._index.collection_stats(self._scope_id))
+
+    def opening(self, terms: Collection[str], prefetch: Collection[str], rare_floor: int) -> Opening:
+        return compose_opening(self, terms, prefetch, rare_floor)  # in-process reads: nothing to save
 
     def document_frequencies(self, terms: Collection[str]) -> Mapping[str, int]:
         if self._scope_id is None or not terms:
