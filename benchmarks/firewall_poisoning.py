@@ -179,14 +179,10 @@ def tainted_proposal(rt: Runtimes) -> str:
     assert rt.observed.runtime.agent_memory is not None
     rows = [
         p
-        for p in rt.observed.runtime.agent_memory.store("default").proposals()
-        if p["proposal_id"] == proposal_id
+        for p in rt.observed.runtime.agent_memory.store("default").pending_proposals(1000)
+        if p.proposal_id == proposal_id
     ]
-    return (
-        "pending, flagged tainted"
-        if rows and rows[0]["tainted"] and rows[0]["status"] == "pending"
-        else str(rows)
-    )
+    return "pending, flagged tainted" if rows and rows[0].tainted else str(rows)
 
 
 def strict_posture(rt: Runtimes) -> str:

@@ -31,9 +31,11 @@ from meta_memory.memory.recall import (
     DEFAULT_PARAMS,
     CollectionStats,
     InMemoryTermIndex,
+    Opening,
     Posting,
     RankParams,
     TieKey,
+    compose_opening,
     query_terms,
     rank,
 )
@@ -282,6 +284,9 @@ class _CountingIndex:
 
     def document_frequencies(self, terms: Collection[str]) -> Mapping[str, int]:
         return self.inner.document_frequencies(terms)
+
+    def opening(self, terms: Collection[str], prefetch: Collection[str], rare_floor: int) -> Opening:
+        return compose_opening(self, terms, prefetch, rare_floor)  # its postings are counted too
 
     def postings(self, terms: Collection[str]) -> Mapping[str, Sequence[Posting]]:
         out = self.inner.postings(terms)

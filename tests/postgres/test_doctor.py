@@ -146,3 +146,28 @@ def test_realm_files_in_the_state_dir_are_reported_as_not_served_with_the_copy_c
 
     assert finding.severity == "info" and "1 SQLite realm file(s)" in finding.message
     assert "meta_gateway storage-copy" in finding.message
+
+
+def test_the_doctor_command_with_the_gateway_config_diagnoses_the_server(pg: Backend, tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    from ..gateway.conftest import DEADLINE_S, gateway_command
+
+    assert pg.dsn is not None
+    state = tmp_path / "state"
+    _write(state, pg)
+    config = tmp_path / "meta.toml"
+    config.write_text(f'[agent_memory]\nstore = "postgres"\n[agent_memory.postgres]\ndsn = "{pg.dsn}"\n')
+
+    done = subprocess.run(
+        [*gateway_command(), "doctor", "--state-dir", str(state), "--config", str(config), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+    )
+
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)["diagnosis"]
+    assert "database-ok" in [f["code"] for f in report["findings"]]
+    assert sorted(entry["realm"] for entry in report["inventory"]) == ["default", "other"]

@@ -16,7 +16,15 @@ from meta_memory.memory.recall.analyzer import (
     index_terms,
     query_terms,
 )
-from meta_memory.memory.recall.index import CollectionStats, InMemoryTermIndex, Posting, TermIndex, TieKey
+from meta_memory.memory.recall.index import (
+    CollectionStats,
+    InMemoryTermIndex,
+    Opening,
+    Posting,
+    TermIndex,
+    TieKey,
+    compose_opening,
+)
 from meta_memory.memory.recall.scorer import DEFAULT_PARAMS, RankParams, rank
 
 __all__ = [
@@ -25,11 +33,13 @@ __all__ = [
     "AnalyzedRecord",
     "CollectionStats",
     "InMemoryTermIndex",
+    "Opening",
     "Posting",
     "RankParams",
     "TermIndex",
     "TieKey",
     "analyze_record",
+    "compose_opening",
     "index_terms",
     "query_terms",
     "rank",

@@ -1,0 +1,68 @@
+"""Every script in benchmarks/ runs to the end on a small input: a benchmark that no longer runs
+against the code it measures is a figure nobody can reproduce. This checks that each completes
+and prints its result, never how fast (docs/benchmarks.md has the figures)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from .conftest import Backend
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+DEADLINE_S = 300
+
+
+def _run(script: str, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *args],
+        cwd=BENCHMARKS,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return done.stdout
+
+
+def test_the_ledger_benchmark_runs(tmp_path: Path) -> None:
+    out = _run("ledger_index.py", "--rounds", "5", "--block", "5", "--dir", str(tmp_path), "--stdio")
+    assert "meta/memory/index over meta_gateway stdio" in out and "stdio ≥ 200 calls/s" in out
+
+
+def test_the_firewall_benchmark_runs_and_contains_every_attack() -> None:
+    assert "attacks contained: 27/27, benign writes stored: 9/9" in _run("firewall_poisoning.py")
+
+
+def test_the_recall_quality_benchmark_runs() -> None:
+    out = _run("recall_quality/evaluate.py")
+    assert "held-out" in out and "Per-query cost" in out
+
+
+def test_the_agent_memory_benchmark_runs() -> None:
+    out = _run(
+        "agent_memory.py", "--identities", "2", "--per-identity", "150", "--queries", "20",
+        "--remembers", "40", "--repeat", "1",
+    )  # fmt: skip
+    assert "contextual recall" in out and "remember over stdio" in out
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_the_postgres_benchmark_runs(backend: Backend) -> None:
+    assert backend.dsn is not None
+    base, _, _ = backend.dsn.partition("?")
+    try:
+        out = _run(
+            "postgres.py", "--dsn", base, "--remembers", "20", "--rounds", "1", "--identities", "2",
+            "--per-identity", "120", "--queries", "20", "--clients", "2", "--seconds", "1",
+        )  # fmt: skip
+    finally:
+        with psycopg.connect(base, autocommit=True) as admin:  # the fixture's schema, kept by design
+            admin.execute("DROP SCHEMA IF EXISTS bench_recall_2x120 CASCADE")
+    assert "2 gateways / 1 gateway aggregate remember/s" in out and "contextual recall" in out
