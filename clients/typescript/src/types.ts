@@ -1,0 +1,465 @@
+/**
+ * Params and results of every method the client wraps, in the client's camelCase.
+ *
+ * Fields marked OPAQUE are user or third-party data: the client sends and returns them exactly
+ * as they are, without renaming keys (see case.ts and the `opaqueParams` / `opaqueResult`
+ * columns of methods.ts).
+ */
+
+// -- per-request options -----------------------------------------------------------------------
+
+export interface RequestOptions {
+  /** Overrides the client's `timeoutMs` for this call. */
+  timeoutMs?: number;
+  /** Aborts the call (the promise rejects with the signal's reason). */
+  signal?: AbortSignal;
+}
+
+// -- agent memory ------------------------------------------------------------------------------
+
+/** A record as `meta/agent_memory/remember` and `recall` return it. */
+export interface AgentMemoryRecord {
+  memoryId: string;
+  title: string;
+  body: string;
+  tags: string[];
+  createdAtMs: number;
+  updatedAtMs: number;
+}
+
+export type Selection = "always" | "contextual";
+
+export interface RememberAgentMemoryParams {
+  identity: string;
+  title: string;
+  body: string;
+  tags?: string[];
+  realm?: string;
+}
+export type RememberAgentMemoryResult = AgentMemoryRecord;
+
+export interface RecallAgentMemoryParams {
+  identity: string;
+  queryText?: string;
+  queryTerms?: string[];
+  /** 1..64; the gateway's default (8) when absent. */
+  maxEntries?: number;
+  selection?: Selection;
+  realm?: string;
+  /** Only records carrying one of these tags (newer gateways). */
+  tags?: string[];
+}
+export interface RecallAgentMemoryResult {
+  records: AgentMemoryRecord[];
+}
+
+export interface UpdateAgentMemoryParams {
+  identity: string;
+  memoryId: string;
+  title: string;
+  body: string;
+  tags?: string[];
+  realm?: string;
+}
+export interface UpdateAgentMemoryResult {
+  /** The id of the new version. */
+  memoryId: string;
+  /** The id of the version it replaced. */
+  supersedes: string;
+}
+
+export interface ForgetAgentMemoryParams {
+  identity: string;
+  memoryId: string;
+  realm?: string;
+}
+export interface ForgetAgentMemoryResult {
+  memoryId: string;
+  /** false when the record was absent, already forgotten or another identity's. */
+  deleted: boolean;
+}
+
+export type MemoryRecordStatus = "active" | "quarantined" | "superseded" | "tombstoned";
+export type MemoryRecordKind =
+  "preference" | "fact" | "gotcha" | "procedure" | "relationship" | "open_loop" | "reference";
+
+export interface ListAgentMemoryParams {
+  identity: string;
+  realm?: string;
+  /** Default `active`; `any` lists every status. */
+  status?: MemoryRecordStatus | "any";
+  kind?: MemoryRecordKind;
+  /** Records carrying at least one of these tags. */
+  tagsAny?: string[];
+  /** Records carrying every one of these tags. */
+  tagsAll?: string[];
+  /** Unix ms, inclusive. */
+  createdAfterMs?: number;
+  /** Unix ms, exclusive. */
+  createdBeforeMs?: number;
+  updatedAfterMs?: number;
+  updatedBeforeMs?: number;
+  /** 1..200, default 50. */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+/** A record as `meta/agent_memory/list` and `get` return it: the API record plus what managing
+ * it needs. */
+export interface ManagedAgentMemoryRecord extends AgentMemoryRecord {
+  realm: string;
+  scopeKind?: string;
+  scopeKey?: string;
+  kind: MemoryRecordKind;
+  description?: string;
+  status: MemoryRecordStatus;
+  quarantineReason?: string | null;
+  trust: string;
+  /** Who wrote it: `{author: "application" | "operator" | "agent" | ..., identity?, runId?}`. */
+  author: { author: string; identity?: string; runId?: string; [field: string]: unknown };
+  supersedes?: string | null;
+  supersededBy?: string | null;
+  derivedFrom?: string[];
+  everQuarantined?: boolean;
+  contentHash?: string;
+}
+export interface ListAgentMemoryResult {
+  realm: string;
+  /** Newest updated first. */
+  records: ManagedAgentMemoryRecord[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+export interface GetAgentMemoryParams {
+  identity: string;
+  memoryId: string;
+  realm?: string;
+}
+export interface GetAgentMemoryResult {
+  realm: string;
+  record: ManagedAgentMemoryRecord;
+  /** The current successor's id when the record was superseded or released, else null. */
+  successor: string | null;
+}
+
+// -- the assertion ledger ----------------------------------------------------------------------
+
+export type LedgerStore = "knowledge_graph" | "vector" | "timeline" | "todo" | "top_of_mind";
+
+export interface MemoryIndexParams {
+  entity: string;
+  topic: string;
+  /** Default `knowledge_graph`. */
+  store?: LedgerStore;
+  /** Required unless `conflict` is true. */
+  fact?: string;
+  /** OPAQUE: stored and returned as given. */
+  metadata?: Record<string, unknown>;
+  conflict?: boolean;
+  conflictReason?: string;
+}
+export interface MemoryIndexResult {
+  entity: string;
+  topic: string;
+  store: LedgerStore;
+  assertionId: string | null;
+  conflictActive: boolean;
+}
+
+export interface MemoryQueryParams {
+  entity?: string;
+  topic?: string;
+  store?: LedgerStore;
+  /** Case-insensitive substring filter over entity, topic and fact. */
+  query?: string;
+}
+export interface Assertion {
+  assertionId: string;
+  entity: string;
+  topic: string;
+  store: LedgerStore;
+  fact: string;
+  /** OPAQUE: exactly as indexed. */
+  metadata: Record<string, unknown> | null;
+  indexedAtMs: number;
+}
+export interface ConflictSignal {
+  entity: string;
+  topic: string;
+  store: LedgerStore;
+  reason: string | null;
+  updatedAtMs: number;
+}
+export interface MemoryQueryResult {
+  assertions: Assertion[];
+  conflicts: ConflictSignal[];
+}
+
+export interface MemoryStoreInfo {
+  store: LedgerStore;
+  recordCount: number;
+}
+export interface MemoryStoresResult {
+  stores: MemoryStoreInfo[];
+}
+
+// -- host sessions and the memory tool ---------------------------------------------------------
+
+export interface OpenSessionParams {
+  identity: string;
+  realm?: string;
+  mob?: string;
+}
+
+export interface SessionContext {
+  /** The memory block for the system prompt; null when there is nothing to inject. */
+  text: string | null;
+  /** Ids of the records injected. */
+  injected: string[];
+}
+
+export interface SessionTurnResult {
+  /** The memory block plus the (defanged) user message, ready to send to the LLM. */
+  text: string;
+  injected: string[];
+}
+
+/** OPAQUE: a tool's provenance as the tool catalog has it, sent as given (wire keys). */
+export interface ToolProvenance {
+  kind: string;
+  source_id?: string | null;
+}
+
+export interface ToolResultParams {
+  toolName: string;
+  provenance?: ToolProvenance;
+  /** A provider-native server tool (always untrusted). */
+  serverTool?: boolean;
+  isError?: boolean;
+}
+
+/** A tool result reported for an identity before the host opened a session (pending taint). */
+export interface ReportToolResultParams extends ToolResultParams {
+  identity: string;
+}
+
+export interface ToolResultResult {
+  trusted: boolean;
+  tainted: boolean;
+}
+
+/** OPAQUE: the LLM's `memory` tool call arguments, an object or its JSON text. */
+export type MemoryToolArguments = Record<string, unknown> | string;
+
+export interface MemoryToolResult {
+  /** What to hand back to the LLM as the tool result. */
+  content: string;
+  isError: boolean;
+  outcome: "stored" | "quarantined" | "none";
+}
+
+export interface SessionKeyResult {
+  sessionKey: string;
+}
+
+export interface SessionCloseResult {
+  closed: boolean;
+}
+
+export type ToolFormat = "json_schema" | "openai" | "openai_responses" | "anthropic";
+
+export interface MemoryToolDefinitionsParams {
+  /** Default `json_schema` (the MCP shape). */
+  format?: ToolFormat;
+}
+export interface MemoryToolDefinitionsResult {
+  /** OPAQUE: tool definitions in the requested provider's own shape, ready to send to it. */
+  tools: Record<string, unknown>[];
+}
+
+// -- gating ------------------------------------------------------------------------------------
+
+export type RiskTier = "r0" | "r1" | "r2" | "r3";
+export type GatingOutcome = "allowed" | "allowed_with_audit" | "pending_approval" | "safe_draft";
+export type GatingDecision = "approve" | "reject" | "escalate";
+
+export interface EvaluateGatingParams {
+  action: string;
+  actorId: string;
+  riskTier: RiskTier;
+  rationale?: string;
+  requestedApprover?: string;
+  approvalRecipient?: string;
+  approvalChannel?: string;
+  approvalTimeoutMs?: number;
+  entity?: string;
+  topic?: string;
+}
+export interface EvaluateGatingResult {
+  actionId: string;
+  action: string;
+  actorId: string;
+  riskTier: RiskTier;
+  outcome: GatingOutcome;
+  fallbackReason: string | null;
+  pendingId: string | null;
+  deadlineAtMs: number | null;
+  auditId: string;
+}
+
+export interface DecideGatingParams {
+  pendingId: string;
+  approverId: string;
+  decision: GatingDecision;
+  reason?: string;
+}
+export interface DecideGatingResult {
+  pendingId: string;
+  actionId: string;
+  approverId: string;
+  decision: GatingDecision;
+  outcome: GatingOutcome;
+  decidedAtMs: number;
+  reason: string | null;
+  nextPendingId: string | null;
+  auditId: string;
+}
+
+export interface GatingPendingEntry {
+  pendingId: string;
+  actionId: string;
+  action: string;
+  actorId: string;
+  riskTier: RiskTier;
+  requestedApprover: string | null;
+  approvalRecipient: string | null;
+  approvalChannel: string | null;
+  rationale: string | null;
+  entity: string | null;
+  topic: string | null;
+  description: string | null;
+  createdAtMs: number;
+  deadlineAtMs: number;
+  escalatedFrom: string | null;
+}
+export interface GatingPendingResult {
+  pending: GatingPendingEntry[];
+}
+
+export interface GatingAuditParams {
+  /** 1..500, default 50. */
+  limit?: number;
+}
+export interface GatingAuditEntry {
+  auditId: string;
+  timestampMs: number;
+  eventType: string;
+  actionId: string;
+  pendingId: string | null;
+  actorId: string;
+  riskTier: RiskTier;
+  outcome: GatingOutcome;
+  /** OPAQUE: the event's own detail, wire keys. */
+  detail: Record<string, unknown>;
+}
+export interface GatingAuditResult {
+  entries: GatingAuditEntry[];
+}
+
+// -- timeline, status, capabilities, doctor -------------------------------------------------------
+
+export interface TimelineQueryParams {
+  /** An `eventId` (`console-evt-<n>`): resume after it. */
+  after?: string;
+  /** 1..500, default 100. */
+  limit?: number;
+}
+export interface TimelineEvent {
+  eventId: string;
+  identity: string;
+  eventType: string;
+  timestampMs: number;
+  /** OPAQUE: the event's payload, wire keys. */
+  data: Record<string, unknown>;
+}
+export interface TimelineQueryResult {
+  events: TimelineEvent[];
+  nextAfter: string | null;
+}
+
+export interface StorageSlot {
+  domain: string;
+  class: "durable" | "scratch";
+  resolution: "persistent" | "declared_ephemeral" | "non_persistent";
+  backend: string;
+  degraded: boolean;
+  detail?: string;
+}
+export interface StorageCensus {
+  blobDurability: string;
+  blobStorePersistent: boolean;
+  sessionStoreIncremental: boolean | null;
+  slots: StorageSlot[];
+}
+
+export interface StatusResult {
+  contractVersion: string;
+  version: string;
+  stateDir: string;
+  features: {
+    ledger?: { persisted: boolean; healthCheck: boolean };
+    agentMemory?: { enabled: boolean; store?: string; realm?: string; selection?: Selection };
+    [feature: string]: unknown;
+  };
+  storage: StorageCensus;
+}
+
+export interface CapabilitiesResult {
+  contractVersion: string;
+  /** The methods this surface offers to this caller. */
+  methods: string[];
+  storage?: StorageCensus;
+}
+
+export interface StorageDoctorParams {
+  /** This gateway's own state directory (over HTTP no other is diagnosed). */
+  stateDir: string;
+  identity?: string;
+}
+export interface DoctorFinding {
+  severity: "info" | "warning" | "error";
+  code: string;
+  message: string;
+  path?: string;
+  realm?: string;
+}
+export interface StorageDoctorResult {
+  stateDir: string;
+  diagnosis: { findings: DoctorFinding[]; inventory: Record<string, unknown>[] };
+  storage: StorageCensus | null;
+}
+
+// -- OpenRPC (rpc.discover): returned OPAQUE, exactly as the gateway sends it ----------------------
+
+export interface OpenRpcContentDescriptor {
+  name: string;
+  required?: boolean;
+  schema: Record<string, unknown>;
+  [field: string]: unknown;
+}
+export interface OpenRpcMethod {
+  name: string;
+  summary?: string;
+  paramStructure?: "by-name" | "by-position" | "either";
+  params: OpenRpcContentDescriptor[];
+  result?: OpenRpcContentDescriptor;
+  [field: string]: unknown;
+}
+export interface OpenRpcDocument {
+  openrpc: string;
+  info: { title: string; version: string; [field: string]: unknown };
+  methods: OpenRpcMethod[];
+  [field: string]: unknown;
+}

@@ -1,0 +1,107 @@
+// meta/agent_memory/list and get, and recall's tags filter, against a real gateway.
+
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+
+import { ErrorCode, MetaClient, MetaError } from "../src/index.js";
+import { removeTemps, startHttpGateway, type HttpGateway } from "../testing/gateway.js";
+
+describe("listing and getting agent memory", () => {
+  let gateway: HttpGateway;
+  let client: MetaClient;
+
+  before(async () => {
+    gateway = await startHttpGateway();
+    client = await MetaClient.connect({ url: gateway.url });
+  });
+
+  after(async () => {
+    await client?.close();
+    await gateway?.stop();
+    await removeTemps();
+  });
+
+  it("lists records page by page, with filters, in camelCase", async () => {
+    const identity = "lead:list";
+    const made = [];
+    for (const [n, tags] of [
+      [1, ["ops"]],
+      [2, ["ops", "deploy"]],
+      [3, ["billing"]],
+    ] as const) {
+      made.push(
+        await client.rememberAgentMemory({ identity, title: `Note ${n}`, body: `Body of note ${n}.`, tags: [...tags] }),
+      );
+    }
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const result = await client.listAgentMemory(
+        cursor === undefined ? { identity, limit: 2 } : { identity, limit: 2, cursor },
+      );
+      assert.ok(result.records.length <= 2);
+      assert.equal(result.realm, "default");
+      ids.push(...result.records.map((r) => r.memoryId));
+      if (result.nextCursor === null) break;
+      cursor = result.nextCursor;
+    }
+    assert.deepEqual([...ids].sort(), made.map((r) => r.memoryId).sort());
+
+    const { records } = await client.listAgentMemory({ identity, tagsAny: ["deploy", "billing"] });
+    assert.deepEqual(records.map((r) => r.title).sort(), ["Note 2", "Note 3"]);
+    const [first] = records;
+    assert.equal(first?.status, "active");
+    assert.equal(typeof first?.createdAtMs, "number");
+    assert.equal(typeof first?.author.author, "string");
+    assert.ok(!("created_at_ms" in (first ?? {})));
+
+    const both = await client.listAgentMemory({ identity, tagsAll: ["ops", "deploy"] });
+    assert.deepEqual(
+      both.records.map((r) => r.title),
+      ["Note 2"],
+    );
+    const none = await client.listAgentMemory({ identity, createdAfterMs: Date.now() + 60_000 });
+    assert.deepEqual(none.records, []);
+  });
+
+  it("gets one record and follows its successor", async () => {
+    const identity = "lead:get";
+    const first = await client.rememberAgentMemory({ identity, title: "Office", body: "The office is on floor 3." });
+    const got = await client.getAgentMemory({ identity, memoryId: first.memoryId });
+    assert.equal(got.record.memoryId, first.memoryId);
+    assert.equal(got.record.body, "The office is on floor 3.");
+    assert.equal(got.successor, null);
+
+    const updated = await client.updateAgentMemory({
+      identity,
+      memoryId: first.memoryId,
+      title: "Office",
+      body: "The office moved to floor 5.",
+    });
+    const old = await client.getAgentMemory({ identity, memoryId: first.memoryId });
+    assert.equal(old.record.status, "superseded");
+    assert.equal(old.successor, updated.memoryId);
+
+    const superseded = await client.listAgentMemory({ identity, status: "superseded" });
+    assert.deepEqual(
+      superseded.records.map((r) => r.memoryId),
+      [first.memoryId],
+    );
+
+    await assert.rejects(
+      client.getAgentMemory({ identity, memoryId: "mem-does-not-exist" }),
+      (e: unknown) => e instanceof MetaError && e.code === ErrorCode.UnknownRecord,
+    );
+  });
+
+  it("filters recall by tags", async () => {
+    const identity = "lead:tags";
+    await client.rememberAgentMemory({ identity, title: "Red", body: "Red things.", tags: ["red"] });
+    const blue = await client.rememberAgentMemory({ identity, title: "Blue", body: "Blue things.", tags: ["blue"] });
+    const { records } = await client.recallAgentMemory({ identity, selection: "always", tags: ["blue"] });
+    assert.deepEqual(
+      records.map((r) => r.memoryId),
+      [blue.memoryId],
+    );
+  });
+});
