@@ -1,5 +1,5 @@
-"""The ``meta_gateway`` command: serve, stdio, mcp, adoption, doctor, legacy import, storage copy,
-hash-token.
+"""The ``meta_gateway`` command: serve, stdio, mcp, review (cli_review.py), adoption, doctor, legacy
+import, storage copy, export and import, hash-token.
 
 This is the edge where files and the environment are read and where library errors become
 clean messages and exit codes (2 for a refused boot or bad config). Library code never exits.
@@ -7,6 +7,7 @@ clean messages and exit codes (2 for a refused boot or bad config). Library code
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import signal
 import sys
@@ -190,8 +191,24 @@ def _unauthenticated_surfaces(config: MetaConfig) -> list[str]:
 @click.option(
     "--state-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    required=True,
-    help="State directory (created if absent); give an absolute path, MCP clients start servers anywhere.",
+    default=None,
+    help="State directory to own (created if absent; give an absolute path, MCP clients start servers "
+    "anywhere). Or --gateway instead.",
+)
+@click.option(
+    "--gateway",
+    "gateway_url",
+    default=None,
+    metavar="URL",
+    help="Serve through a running `meta_gateway serve` at URL instead of owning a state dir: any number "
+    "of MCP servers then share one gateway, whose console reviews their writes.",
+)
+@click.option(
+    "--token",
+    default=None,
+    envvar="META_GATEWAY_TOKEN",
+    show_envvar=True,
+    help="With --gateway: the [[rpc.auth.tokens]] bearer token (prefer the environment variable).",
 )
 @click.option("--identity", required=True, help="The identity whose memory this server serves.")
 @click.option(
@@ -199,26 +216,43 @@ def _unauthenticated_surfaces(config: MetaConfig) -> list[str]:
 )
 @config_option
 @log_level_option
-def mcp(state_dir: Path, identity: str, realm: str | None, config_path: Path | None, log_level: str) -> None:
+def mcp(
+    state_dir: Path | None,
+    gateway_url: str | None,
+    token: str | None,
+    identity: str,
+    realm: str | None,
+    config_path: Path | None,
+    log_level: str,
+) -> None:
     """Serve one identity's memory tool and memory context over MCP (stdio)."""
     from .names import realm_problem
 
     if realm is not None and (problem := realm_problem(realm)) is not None:
         raise click.BadParameter(problem, param_hint="--realm")
+    if (state_dir is None) == (gateway_url is None):
+        raise click.UsageError(
+            "give exactly one of --state-dir (own the state) and --gateway (use a running gateway)"
+        )
+    if gateway_url is not None and config_path is not None:
+        raise click.UsageError(
+            "--config configures a runtime of this process's own: with --gateway, the gateway's config applies"
+        )
     _setup_logging(log_level)
-    try:
-        runtime = _boot(state_dir, config_path)
-    except MetaError as exc:
-        click.echo(f"meta_gateway: {exc.message}", err=True)
-        sys.exit(EXIT_REFUSED)
-    try:
+    with contextlib.ExitStack() as owned:
+        try:
+            api = _mcp_api(state_dir, gateway_url, token, config_path)
+        except MetaError as exc:
+            click.echo(f"meta_gateway: {exc.message}", err=True)
+            sys.exit(EXIT_REFUSED)
+        owned.callback(api.close)
         # Imported here: the SDK's import time is paid by this command only.
         import anyio
 
         from .mcp_server import MemoryMcpServer
 
         try:
-            server = MemoryMcpServer(runtime, identity, realm)
+            server = MemoryMcpServer(api, identity, realm)
         except MetaError as exc:
             click.echo(f"meta_gateway: {exc.message}", err=True)
             sys.exit(EXIT_REFUSED)
@@ -231,8 +265,35 @@ def mcp(state_dir: Path, identity: str, realm: str | None, config_path: Path | N
             anyio.run(server.serve_stdio)
         finally:
             server.close()
-    finally:
-        runtime.close()
+
+
+def _register_review() -> None:
+    from .cli_review import review
+
+    main.add_command(review)
+
+
+_register_review()
+
+
+def _mcp_api(
+    state_dir: Path | None, gateway_url: str | None, token: str | None, config_path: Path | None
+) -> Any:
+    """The API the MCP server talks to: a client of the gateway, or a runtime booted here."""
+    if gateway_url is not None:
+        from .client import MetaClient
+
+        client = MetaClient.connect(gateway_url, token=token)
+        try:
+            client.status()  # refuse at start, not at the first tool call: unreachable, or a bad token
+        except MetaError:
+            client.close()
+            raise
+        return client
+    assert state_dir is not None
+    from .sdk import MetaHandle
+
+    return MetaHandle(_boot(state_dir, config_path))
 
 
 @main.command("storage-adopt-predecessor")
@@ -538,3 +599,236 @@ def hash_token_command(token: str | None) -> None:
     except ValueError as exc:
         click.echo(f"meta_gateway: {exc}", err=True)
         sys.exit(EXIT_REFUSED)
+
+
+# -- export and import (memory/transfer/, docs/export-import.md) ----------------------------------
+
+EXIT_IMPORT_REFUSED = EXIT_COPY_REFUSED  # 1: some lines were refused; the others are in
+LARGE_IMPORT = 10_000  # entries: an import this long shows its progress even off a terminal
+
+
+def _printable(text: str) -> str:
+    """File-borne text as a report line may show it: no control characters, nothing unencodable."""
+    import re
+
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _check_names(realm: str | None, identity: str | None) -> None:
+    """``--realm`` and ``--identity`` by the rules every surface applies (bad usage: exit 2)."""
+    from .errors import InvalidParams
+    from .memory.params import parse_identity
+    from .names import realm_problem
+
+    if realm is not None and ((problem := realm_problem(realm)) is not None or realm != realm.strip()):
+        raise click.BadParameter(problem or "must not begin or end with whitespace", param_hint="--realm")
+    if identity is not None:
+        try:
+            parse_identity({"identity": identity})
+        except InvalidParams as exc:
+            raise click.BadParameter(exc.message, param_hint="--identity") from None
+
+
+@main.command("export")
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_STATE_DIR,
+    show_default=True,
+    help="State directory to export (it must exist; no gateway may serve it meanwhile).",
+)
+@config_option
+@click.option("--realm", default=None, help="Export this realm only (default: every realm).")
+@click.option("--identity", default=None, help="Export this identity's records only.")
+@click.option(
+    "--include-history",
+    is_flag=True,
+    help="Add superseded and tombstoned records (forgotten, discarded, released originals): lineage round-trips.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    default=None,
+    help="The file to write (default: standard output); it appears whole or not at all.",
+)
+def export_command(
+    state_dir: Path,
+    config_path: Path | None,
+    realm: str | None,
+    identity: str | None,
+    include_history: bool,
+    output: Path | None,
+) -> None:
+    """Write agent memory out as JSON lines: a header, then one record per line.
+
+    Exit status: 0 when the export is written, 2 when nothing could be exported (no state dir,
+    a gateway serving it, a bad config, an unknown --realm).
+    """
+    import os
+
+    from .memory.transfer import export_realms
+
+    _check_names(realm, identity)
+    if not state_dir.is_dir():
+        click.echo(f"meta_gateway: state dir {state_dir} does not exist: nothing to export", err=True)
+        sys.exit(EXIT_REFUSED)
+    try:
+        runtime = MetaRuntime.open(state_dir, _load_config(config_path), serving=False)
+    except MetaError as exc:
+        click.echo(f"meta_gateway: {exc.message}", err=True)
+        sys.exit(EXIT_REFUSED)
+    try:
+        memory = runtime.agent_memory
+        if memory is None:
+            raise ConfigError("agent memory is not enabled in this config")
+        if realm is not None and not memory.has_realm(realm):
+            raise StorageRefused(f"realm {realm!r} has no store in this state dir: nothing to export")
+        realms = [realm] if realm is not None else memory.realms()
+        stores = (memory.store(r) for r in realms)
+        options: dict[str, Any] = {"include_history": include_history, "realm": realm, "identity": identity}
+        if output is None or str(output) == "-":
+            count = export_realms(stores, sys.stdout.buffer.write, **options)
+            sys.stdout.buffer.flush()
+        else:
+            partial = output.with_name(output.name + ".partial")
+            try:
+                with partial.open("wb") as f:
+                    count = export_realms(stores, f.write, **options)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(partial, output)
+            except BaseException:
+                partial.unlink(missing_ok=True)
+                raise
+        click.echo(f"exported {count} records from {len(realms)} realm(s)", err=True)
+    except MetaError as exc:
+        click.echo(f"meta_gateway: {exc.message}", err=True)
+        sys.exit(EXIT_REFUSED)
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):  # `export | head`: the reader left; say nothing more
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(EXIT_IMPORT_REFUSED)
+        click.echo(f"meta_gateway: cannot write the export: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_REFUSED)
+    finally:
+        runtime.close()
+
+
+@main.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@state_dir_option
+@config_option
+@click.option(
+    "--realm",
+    default=None,
+    help="A meta export: import only this realm's lines. A mem0 export: the realm to import into "
+    "(default: agent_memory.realm of the config).",
+)
+@click.option(
+    "--identity",
+    default=None,
+    help="A meta export: import only this identity's records. A mem0 export: the identity every "
+    "memory goes to (default: each memory's user_id).",
+)
+@click.option(
+    "--format",
+    "format_",
+    type=click.Choice(["auto", "jsonl", "mem0"]),
+    default="auto",
+    show_default=True,
+    help="The file's format: a meta export (jsonl) or mem0's get_all() JSON; auto tells them apart.",
+)
+def import_command(
+    file: Path,
+    state_dir: Path,
+    config_path: Path | None,
+    realm: str | None,
+    identity: str | None,
+    format_: Any,
+) -> None:
+    """Load an export (or a mem0 export) through the store's validator; safe to run again.
+
+    A record already present (same id, same content) is skipped; a line the validator refuses
+    (a secret, a field too long, an id taken by other content) is reported on stderr and the
+    others still import. Exit status: 0 when every line was imported or skipped, 1 when some
+    were refused, 2 when nothing could start (an unreadable or malformed file, a gateway serving
+    the state dir, a bad config).
+    """
+    from contextlib import nullcontext
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from .clock import SystemClock
+    from .memory.records import Author
+    from .memory.transfer import bytes_opener, import_source, read_source
+
+    _check_names(realm, identity)
+    stdin = str(file) == "-"
+    name = "<stdin>" if stdin else file.name
+    try:
+        config = _load_config(config_path)
+        opener = bytes_opener(sys.stdin.buffer.read()) if stdin else (lambda: file.open("rb"))
+        source = read_source(
+            opener,
+            name,
+            format=format_,
+            realm=realm or config.agent_memory.realm,
+            identity=identity,
+            now_ms=SystemClock().now_ms(),
+        )
+        runtime = MetaRuntime.open(state_dir, config, serving=False)
+    except MetaError as exc:
+        click.echo(f"meta_gateway: {_printable(exc.message)}", err=True)
+        sys.exit(EXIT_REFUSED)
+    console = Console(stderr=True)
+    shown = console.is_terminal or source.count >= LARGE_IMPORT
+    bar = (
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=console,
+        )
+        if shown
+        else None
+    )
+    try:
+        memory = runtime.agent_memory
+        if memory is None:
+            raise ConfigError("agent memory is not enabled in this config")
+        with bar if bar is not None else nullcontext():
+            task = bar.add_task(f"importing {_printable(name)}", total=source.count) if bar else None
+            report = import_source(
+                source,
+                memory.store,
+                author=Author("operator"),
+                realm=realm if source.format == "jsonl" else None,
+                identity=identity if source.format == "jsonl" else None,
+                progress=(lambda n: bar.advance(task, n)) if bar is not None and task is not None else None,
+            )
+    except MetaError as exc:
+        click.echo(
+            f"meta_gateway: {exc.message}; what was imported before stays, and a second run skips it",
+            err=True,
+        )
+        sys.exit(EXIT_REFUSED)
+    finally:
+        runtime.close()
+    for o in report.outcomes:
+        what = f"{o.outcome}, {o.rule}: {o.message}" if o.outcome == "refused" else (o.message or o.outcome)
+        notes = "".join(f"; {note}" for note in o.notes)
+        ident = f" ({o.memory_id})" if o.memory_id is not None else ""
+        click.echo(_printable(f"meta_gateway: {name} {o.at}{ident}: {what}{notes}"), err=True)
+    selected = f"; {report.not_selected} not selected" if report.not_selected else ""
+    click.echo(
+        _printable(
+            f"imported {report.imported}, skipped {report.skipped}, refused {report.refused} "
+            f"of {source.count} records in {name} ({source.format}){selected}"
+        )
+    )
+    if report.refused:
+        sys.exit(EXIT_IMPORT_REFUSED)

@@ -50,6 +50,7 @@ __all__ = [
     "StoreUnavailable",
     "UnknownRecord",
     "WriteRefused",
+    "error_from_wire",
 ]
 
 
@@ -181,3 +182,57 @@ class QuarantineReviewRefused(MetaError):
             data={"kind": "memory_quarantine_review_refused", "reason": reason, **extra},
         )
         self.reason = reason
+
+
+# -- the way back: a wire error as the exception it was ------------------------------------------
+
+_BY_KIND: dict[str, type[MetaError]] = {
+    "memory_write_refused": WriteRefused,
+    "memory_quarantine_review_refused": QuarantineReviewRefused,
+    "access_denied": AccessDenied,
+    "read_only": ReadOnly,
+    "store_unavailable": StoreUnavailable,
+}
+_BY_CODE: dict[int, type[MetaError]] = {
+    cls.code: cls
+    for cls in (
+        ParseError,
+        InvalidRequest,
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        UnknownRecord,
+        CapabilityUnavailable,
+        ReadOnly,
+        MemoryBackendUnavailable,
+        StorageRefused,
+        AccessDenied,
+        QuarantineReviewRefused,
+    )
+}
+
+
+def error_from_wire(error: Any) -> MetaError:
+    """The exception a JSON-RPC error object stands for (what a client raises): the class its
+    ``code`` (and ``data.kind``) names, carrying the wire ``message`` and ``data``."""
+    if not isinstance(error, dict):
+        error = {}
+    code = error.get("code")
+    message = error.get("message")
+    data = error.get("data")
+    data = data if isinstance(data, dict) else None
+    cls: type[MetaError] = MetaError
+    kind = data.get("kind") if data is not None else None
+    if isinstance(kind, str) and kind in _BY_KIND and _BY_KIND[kind].code == code:
+        cls = _BY_KIND[kind]
+    elif isinstance(code, int) and code in _BY_CODE:
+        cls = _BY_CODE[code]
+    exc = cls.__new__(cls)
+    MetaError.__init__(exc, message if isinstance(message, str) else "error without a message", data=data)
+    if cls is MetaError and isinstance(code, int):
+        exc.code = code
+    if isinstance(exc, WriteRefused) and data is not None:
+        exc.rule = str(data.get("rule", ""))
+    if isinstance(exc, QuarantineReviewRefused) and data is not None:
+        exc.reason = str(data.get("reason", ""))
+    return exc

@@ -1,11 +1,13 @@
 """The MCP server: one identity's ``memory`` recorder tool and build-context block over MCP stdio.
 
-``meta_gateway mcp`` boots a runtime, opens one host session for the identity (and realm) it was
-started for, and serves that session with the official MCP SDK's low-level ``Server`` (which
+``meta_gateway mcp`` opens one host session for the identity (and realm) it was started for, on
+a runtime it boots itself or, with ``--gateway``, on a running gateway (through the client), and
+serves that session with the official MCP SDK's low-level ``Server`` (which
 publishes :func:`~meta_memory.recorder.schema.mcp_tool_definition` exactly as written): the
 ``memory`` tool, and the build-time memory block both as the prompt ``memory_context`` and as the
-resource ``memory://<identity>/context``. Runtime calls are synchronous SQLite work, so each runs
-in a worker thread and the event loop never blocks. An MCP server never sees the client's other
+resource ``memory://<identity>/context``. The server talks to the runtime only through the typed
+API (:class:`~meta_memory.api.MetaApi`: the in-process handle or a client), whose calls block, so
+each runs in a worker thread and the event loop never does. An MCP server never sees the client's other
 tool results, so it cannot observe session taint: only ``llm_writes = "quarantined"`` keeps what
 injected instructions write out of recall and injection, and the server warns at start otherwise.
 """
@@ -26,11 +28,10 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from . import __version__
+from .api import MetaApi
 from .errors import ConfigError, MetaError
 from .gateway.dispatch import to_wire_error
 from .recorder.schema import MEMORY_TOOL_NAME, mcp_tool_definition
-from .runtime import MetaRuntime
-from .sessions import MemoryToolParams, SessionManager, SessionRef, parse_open
 
 __all__ = ["CONTEXT_PROMPT_NAME", "SERVER_NAME", "MemoryMcpServer", "context_uri"]
 
@@ -55,35 +56,34 @@ def context_uri(identity: str) -> str:
 
 
 class MemoryMcpServer:
-    """One identity's memory, served over MCP from a booted runtime.
+    """One identity's memory, served over MCP from a runtime reached through ``api``.
 
     Construction opens the host session (so a bad identity or realm is refused before anything
-    is served); :meth:`close` closes it. The runtime stays the caller's to close.
+    is served); :meth:`close` closes it. ``api`` (a handle or a client) stays the caller's to close.
 
     Raises:
         ConfigError: agent memory is not enabled in the runtime's config.
         InvalidParams: the identity or realm is not a valid name.
+        MetaConnectionError: a gateway given as ``api`` cannot be reached.
     """
 
-    def __init__(self, runtime: MetaRuntime, identity: str, realm: str | None = None) -> None:
-        if runtime.sessions is None:
+    def __init__(self, api: MetaApi, identity: str, realm: str | None = None) -> None:
+        agent_memory = api.status()["features"]["agent_memory"]
+        if not agent_memory.get("enabled"):
             raise ConfigError(
                 "agent memory is not enabled in this config: the MCP server serves agent memory"
             )
-        self._sessions: SessionManager = runtime.sessions
-        params: dict[str, Any] = {"identity": identity}
-        if realm is not None:
-            params["realm"] = realm
-        session = self._sessions.open(parse_open(params, default_realm=self._sessions.config.realm))
-        self.identity = session.identity
-        self.realm = session.realm
-        self._key = session.key
+        self._session = api.open_session(identity, realm=realm)
+        self.identity = self._session.identity
+        self.realm = self._session.realm
         self.context_uri = context_uri(self.identity)
+        self._tools = api.memory_tool_definitions()  # empty when the recorder tool is off
         # Serializes compact + build so two concurrent reads cannot split one block between them.
         self._context_lock = threading.Lock()
         self._closed = False
-        if self._sessions.config.llm_writes != "quarantined":
-            log.warning(TAINT_WARNING, self._sessions.config.llm_writes)
+        llm_writes = agent_memory.get("llm_writes")
+        if llm_writes != "quarantined":
+            log.warning(TAINT_WARNING, llm_writes)
         self.server: Server[Any] = Server(
             SERVER_NAME,
             version=__version__,
@@ -115,7 +115,7 @@ class MemoryMcpServer:
             return
         self._closed = True
         try:
-            self._sessions.close(SessionRef(self._key))
+            self._session.close()
         except MetaError as exc:
             log.warning("closing the MCP host session failed: %s", exc.message)
 
@@ -135,21 +135,21 @@ class MemoryMcpServer:
             # Every read renders the whole block afresh: the server cannot see what the client's
             # context still holds, so the session's injection de-duplication must not drop records
             # an earlier read already returned. Compaction resets it and leaves taint alone.
-            self._sessions.compact(SessionRef(self._key))
-            result = self._sessions.build_context(SessionRef(self._key))
-        if result.text is None:
+            self._session.compact()
+            text, _ = self._session.build_context()
+        if text is None:
             return (
                 f"There is no agent memory for {self.identity} (realm {self.realm}) yet: nothing has "
                 f"been remembered with the {MEMORY_TOOL_NAME} tool."
             )
-        return result.text
+        return text
 
     # -- handlers -------------------------------------------------------------------------------
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        if not self._sessions.config.recorder_tool:
+        if not self._tools:
             return types.ListToolsResult(tools=[])
         return types.ListToolsResult(tools=[types.Tool.model_validate(mcp_tool_definition())])
 
@@ -158,8 +158,8 @@ class MemoryMcpServer:
     ) -> types.CallToolResult:
         if params.name != MEMORY_TOOL_NAME:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
-        call = MemoryToolParams(self._key, params.arguments or {})
-        outcome = await self._in_thread(lambda: self._sessions.memory_tool(call))
+        arguments = params.arguments or {}
+        outcome = await self._in_thread(lambda: self._session.memory_tool(arguments))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=outcome.content)], is_error=outcome.is_error
         )

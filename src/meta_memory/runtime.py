@@ -181,6 +181,7 @@ class MetaRuntime:
                 "store": am.store if self.agent_memory is not None else None,
                 "realm": am.realm if self.agent_memory is not None else None,
                 "selection": am.selection if self.agent_memory is not None else None,
+                "llm_writes": am.llm_writes if self.agent_memory is not None else None,
             },
         }
 

@@ -15,19 +15,39 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from .access import RosterProvider
+from .access import Principal, RosterProvider
+from .api import (
+    AgentMemoryEntry,
+    AgentMemoryForgetResult,
+    AgentMemoryLookup,
+    AgentMemoryPage,
+    AgentMemoryRecord,
+    AgentMemoryUpdateResult,
+    Call,
+    Console,
+    MemoryIndexResult,
+    MemoryQueryResult,
+    MemoryStoreInfo,
+    MemoryToolResult,
+    MetaApi,
+    Session,
+)
 from .clock import Clock
 from .config import AgentMemoryConfig, load_config_dict
 from .errors import ConfigError
-from .gateway.dispatch import SDK, CallContext
+from .gateway.dispatch import CONSOLE, SDK, CallContext, Dispatcher
 from .gateway.methods import build_dispatcher
 from .runtime import MetaRuntime
 
+R = TypeVar("R")
+
 __all__ = [
+    "AgentMemoryEntry",
     "AgentMemoryForgetResult",
+    "AgentMemoryLookup",
+    "AgentMemoryPage",
     "AgentMemoryRecord",
     "AgentMemoryUpdateResult",
     "MemoryIndexResult",
@@ -35,6 +55,7 @@ __all__ = [
     "MemoryStoreInfo",
     "MemoryToolResult",
     "Meta",
+    "MetaApi",
     "MetaBuilder",
     "MetaHandle",
     "Session",
@@ -48,55 +69,6 @@ def local_json(health_check_endpoint: str | None = None) -> dict[str, Any]:
     if health_check_endpoint is not None:
         cfg["health_check_endpoint"] = health_check_endpoint
     return cfg
-
-
-@dataclass(frozen=True)
-class AgentMemoryRecord:
-    memory_id: str
-    title: str
-    body: str
-    tags: tuple[str, ...]
-    created_at_ms: int
-    updated_at_ms: int
-
-    @classmethod
-    def from_wire(cls, w: dict[str, Any]) -> AgentMemoryRecord:
-        return cls(
-            w["memory_id"], w["title"], w["body"], tuple(w["tags"]), w["created_at_ms"], w["updated_at_ms"]
-        )
-
-
-@dataclass(frozen=True)
-class AgentMemoryForgetResult:
-    memory_id: str
-    deleted: bool
-
-
-@dataclass(frozen=True)
-class AgentMemoryUpdateResult:
-    memory_id: str
-    supersedes: str
-
-
-@dataclass(frozen=True)
-class MemoryIndexResult:
-    entity: str
-    topic: str
-    store: str
-    assertion_id: str | None
-    conflict_active: bool
-
-
-@dataclass(frozen=True)
-class MemoryQueryResult:
-    assertions: list[dict[str, Any]]
-    conflicts: list[dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class MemoryStoreInfo:
-    store: str
-    record_count: int
 
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
@@ -170,187 +142,53 @@ class MetaBuilder:
         )
 
 
-@dataclass(frozen=True)
-class MemoryToolResult:
-    content: str
-    is_error: bool
-    outcome: str  # "stored" | "quarantined" | "none"
-
-
-class Session:
-    """A host session: the same calls as ``meta/session/*``, bound to one session key.
-
-    :meth:`reset` moves this object to the new, clean session key.
-    """
-
-    def __init__(self, handle: MetaHandle, key: str) -> None:
-        self._handle = handle
-        self.key = key
-
-    def _call(self, verb: str, **params: Any) -> Any:
-        return self._handle.call(f"meta/session/{verb}", {"session_key": self.key, **params})
-
-    def build_context(self) -> tuple[str | None, list[str]]:
-        result = self._call("build_context")
-        return result["text"], result["injected"]
-
-    def turn(self, message: str) -> tuple[str, list[str]]:
-        result = self._call("turn", message=message)
-        return result["text"], result["injected"]
-
-    def tool_result(
-        self,
-        tool_name: str,
-        *,
-        provenance: dict[str, Any] | None = None,
-        server_tool: bool = False,
-        is_error: bool = False,
-    ) -> dict[str, bool]:
-        """Report a tool result before the LLM request that consumes it; returns {trusted, tainted}."""
-        params = _drop_none(tool_name=tool_name, provenance=provenance)
-        return dict(self._call("tool_result", server_tool=server_tool, is_error=is_error, **params))
-
-    def memory_tool(self, arguments: dict[str, Any] | str) -> MemoryToolResult:
-        """Run the LLM's ``memory`` tool call; bad arguments come back as ``is_error`` text."""
-        return MemoryToolResult(**self._call("memory_tool", arguments=arguments))
-
-    def reset(self) -> str:
-        self.key = self._call("reset")["session_key"]
-        return self.key
-
-    def compact(self) -> None:
-        self._call("compact")
-
-    def close(self) -> None:
-        self._call("close")
-
-
 class Meta:
     @staticmethod
     def builder() -> MetaBuilder:
         return MetaBuilder()
 
 
-def _drop_none(**params: Any) -> dict[str, Any]:
-    return {k: v for k, v in params.items() if v is not None}
+class _AsPrincipal(MetaApi):
+    """The console surface of a handle's dispatcher for one principal."""
+
+    def __init__(self, dispatcher: Dispatcher, principal: Principal) -> None:
+        self._dispatcher = dispatcher
+        self._ctx = CallContext(surface=CONSOLE, principal=principal)
+
+    def _invoke(self, call: Call[R]) -> R:
+        return call.read(self._dispatcher.call(call.method, call.params, self._ctx))
 
 
-class MetaHandle:
-    """A running in-process runtime. Close it (or use ``with``) to release the state dir."""
+class MetaHandle(MetaApi):
+    """A running in-process runtime. Close it (or use ``with``) to release the state dir.
+
+    Its methods are :class:`~meta_memory.api.MetaApi`'s, the same as a
+    :class:`~meta_memory.client.MetaClient`'s; here they run the gateway's dispatcher in process
+    (the parent process's own channel: trusted, like stdio).
+    """
 
     def __init__(self, runtime: MetaRuntime) -> None:
         self.runtime = runtime
         self._dispatcher = build_dispatcher(runtime)
-        self._ctx = CallContext(surface=SDK)
+        self._contexts = {SDK: CallContext(surface=SDK), CONSOLE: CallContext(surface=CONSOLE)}
+
+    def _invoke(self, call: Call[R]) -> R:
+        return call.read(self._dispatcher.call(call.method, call.params, self._contexts[call.surface]))
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
         """Call any JSON-RPC method in process; raises the typed error the wire would carry."""
-        return self._dispatcher.call(method, params, self._ctx)
+        return self._dispatcher.call(method, params, self._contexts[SDK])
 
-    # -- the assertion ledger ---------------------------------------------------------------
-    def memory_index(
-        self,
-        entity: str,
-        topic: str,
-        *,
-        store: str | None = None,
-        fact: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        conflict: bool | None = None,
-        conflict_reason: str | None = None,
-    ) -> MemoryIndexResult:
-        params = _drop_none(
-            entity=entity,
-            topic=topic,
-            store=store,
-            fact=fact,
-            metadata=metadata,
-            conflict=conflict,
-            conflict_reason=conflict_reason,
-        )
-        return MemoryIndexResult(**self.call("meta/memory/index", params))
+    @property
+    def console(self) -> Console:
+        """The console surface, in process: its calls run under the console's access rules with
+        no authenticated principal (anonymous, when ``[access]`` is on)."""
+        return Console(self)
 
-    def memory_query(
-        self,
-        query: str | dict[str, Any] | None = None,
-        *,
-        entity: str | None = None,
-        topic: str | None = None,
-        store: str | None = None,
-    ) -> MemoryQueryResult:
-        params = dict(query) if isinstance(query, dict) else _drop_none(query=query)
-        params.update(_drop_none(entity=entity, topic=topic, store=store))
-        return MemoryQueryResult(**self.call("meta/memory/query", params))
-
-    def memory_stores(self) -> list[MemoryStoreInfo]:
-        return [MemoryStoreInfo(**s) for s in self.call("meta/memory/stores")["stores"]]
-
-    # -- agent memory --------------------------------------------------------------------------
-    def remember_agent_memory(
-        self, identity: str, *, title: str, body: str, tags: list[str] | None = None, realm: str | None = None
-    ) -> AgentMemoryRecord:
-        params = _drop_none(identity=identity, title=title, body=body, tags=tags, realm=realm)
-        return AgentMemoryRecord.from_wire(self.call("meta/agent_memory/remember", params))
-
-    def recall_agent_memory(
-        self,
-        identity: str,
-        *,
-        realm: str | None = None,
-        selection: str | None = None,
-        query_text: str | None = None,
-        query_terms: list[str] | None = None,
-        max_entries: int | None = None,
-    ) -> list[AgentMemoryRecord]:
-        params = _drop_none(
-            identity=identity,
-            realm=realm,
-            selection=selection,
-            query_text=query_text,
-            query_terms=query_terms,
-            max_entries=max_entries,
-        )
-        return [
-            AgentMemoryRecord.from_wire(r) for r in self.call("meta/agent_memory/recall", params)["records"]
-        ]
-
-    def forget_agent_memory(
-        self, identity: str, memory_id: str, *, realm: str | None = None
-    ) -> AgentMemoryForgetResult:
-        result = self.call(
-            "meta/agent_memory/forget", _drop_none(identity=identity, memory_id=memory_id, realm=realm)
-        )
-        return AgentMemoryForgetResult(**result)
-
-    def update_agent_memory(
-        self,
-        identity: str,
-        memory_id: str,
-        *,
-        title: str,
-        body: str,
-        tags: list[str] | None = None,
-        realm: str | None = None,
-    ) -> AgentMemoryUpdateResult:
-        params = _drop_none(
-            identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm
-        )
-        return AgentMemoryUpdateResult(**self.call("meta/agent_memory/update", params))
-
-    def open_session(self, identity: str, *, realm: str | None = None, mob: str | None = None) -> Session:
-        """Open a host session for ``identity`` (a fresh, clean context)."""
-        key = self.call("meta/session/open", _drop_none(identity=identity, realm=realm, mob=mob))[
-            "session_key"
-        ]
-        return Session(self, key)
-
-    def memory_tool_definitions(self, format: str = "json_schema") -> list[dict[str, Any]]:
-        """The ``memory`` tool for the LLM: ``json_schema`` (MCP shape), ``openai``,
-        ``openai_responses`` or ``anthropic``; empty when the recorder tool is off."""
-        return list(self.call("meta/session/tool_definitions", {"format": format})["tools"])
-
-    def status(self) -> dict[str, Any]:
-        return dict(self.call("meta/status"))
+    def console_as(self, subject: str) -> Console:
+        """The console surface as ``subject`` calls it: under the access rules for that subject,
+        which a quarantine decision records as its reviewer."""
+        return Console(_AsPrincipal(self._dispatcher, Principal(subject)))
 
     def close(self) -> None:
         self.runtime.close()

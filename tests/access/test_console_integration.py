@@ -135,7 +135,9 @@ def test_decide_takes_the_reviewer_from_the_token_and_needs_the_grants(
     }
     denied = _rpc(client, "meta/memory/quarantine/decide", params, READER).json()["error"]
     assert denied["data"]["action"] == "agent.memory.delete"  # tombstone needs delete; rita has write
-    decided = _rpc(client, "meta/memory/quarantine/decide", {**params, "reviewer": "mallory"}, ADMIN).json()
+    claimed = _rpc(client, "meta/memory/quarantine/decide", {**params, "reviewer": "mallory"}, ADMIN).json()
+    assert claimed["error"]["code"] == -32602 and "unknown param 'reviewer'" in claimed["error"]["message"]
+    decided = _rpc(client, "meta/memory/quarantine/decide", params, ADMIN).json()
     assert decided["result"]["decision"]["review"]["reviewer"] == {"kind": "console", "principal": "root"}
 
 

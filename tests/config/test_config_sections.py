@@ -11,6 +11,7 @@ import pytest
 
 from meta_memory import CapabilityUnavailable, MetaHandle
 from meta_memory.config import DEFAULT_CONFIG, MetaConfig, load_config_dict
+from meta_memory.gateway.signatures import SIGNATURES
 from meta_memory.runtime import MetaRuntime
 
 Load = Callable[[str], MetaConfig]
@@ -74,7 +75,8 @@ def test_a_file_with_memory_rewrites_the_ledger_file_on_every_index(tmp_path: Pa
 def test_a_file_without_agent_memory_turns_it_off(tmp_path: Path, load_toml: Load, method: str) -> None:
     with serving(tmp_path / "state", load_toml('[memory]\nkind = "local_json"\n')) as meta:
         with pytest.raises(CapabilityUnavailable) as off:
-            meta.call(method, {"identity": "a", "title": "t", "body": "b", "memory_id": "m"})
+            full = {"identity": "a", "title": "t", "body": "b", "memory_id": "m"}
+            meta.call(method, {k: v for k, v in full.items() if k in SIGNATURES[method].params.names})
         assert off.value.code == -32004
         assert method not in meta.call("meta/capabilities")["methods"]
         assert meta.status()["features"]["agent_memory"]["enabled"] is False
@@ -113,5 +115,6 @@ def test_agent_memory_options_from_the_file_are_the_ones_served(tmp_path: Path, 
             "store": "sqlite",
             "realm": "ops",
             "selection": "always",
+            "llm_writes": "observed",
         }
     assert (tmp_path / "state" / "agent-memory" / "ops.sqlite3").is_file()

@@ -16,6 +16,8 @@ Rpc = Callable[..., dict[str, Any]]
 LEDGER_METHODS = ["meta/memory/index", "meta/memory/query", "meta/memory/stores"]
 AGENT_MEMORY_METHODS = [
     "meta/agent_memory/forget",
+    "meta/agent_memory/get",
+    "meta/agent_memory/list",
     "meta/agent_memory/recall",
     "meta/agent_memory/remember",
     "meta/agent_memory/update",
@@ -43,7 +45,13 @@ def test_status_on_rpc_reports_contract_version_state_dir_and_features(
     assert reply["result"]["state_dir"] == str(tmp_path / "state")
     assert reply["result"]["features"] == {
         "ledger": {"persisted": True, "health_check": False},
-        "agent_memory": {"enabled": True, "store": "sqlite", "realm": "default", "selection": "contextual"},
+        "agent_memory": {
+            "enabled": True,
+            "store": "sqlite",
+            "realm": "default",
+            "selection": "contextual",
+            "llm_writes": "observed",
+        },
     }
 
 
@@ -105,6 +113,7 @@ def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: 
             "meta/timeline/query",
             "meta/memory/steward/dream",
             "meta/storage/doctor",
+            "rpc.discover",
         ]
     )
     assert sorted(console) == sorted(
@@ -118,6 +127,7 @@ def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: 
             "meta/timeline/query",
             "meta/memory/steward/dream",
             "meta/storage/doctor",
+            "rpc.discover",
         ]
     )
 
@@ -195,7 +205,19 @@ def test_without_agent_memory_its_methods_answer_32004_and_are_hidden_from_capab
         methods = rpc(client, "meta/capabilities")["result"]["methods"]
         assert not set(AGENT_MEMORY_METHODS) & set(methods)
         assert set(LEDGER_METHODS) <= set(methods)
+        full = {"identity": "a", "title": "t", "body": "b", "memory_id": "m"}
+        taken = {
+            "meta/agent_memory/recall": {"identity"},
+            "meta/agent_memory/list": {"identity"},
+            "meta/agent_memory/remember": {"identity", "title", "body"},
+        }
         for method in AGENT_MEMORY_METHODS:
-            reply = rpc(client, method, {"identity": "a", "title": "t", "body": "b", "memory_id": "m"})
+            keys = taken.get(
+                method,
+                {"identity", "title", "body", "memory_id"}
+                if method.endswith("update")
+                else {"identity", "memory_id"},
+            )
+            reply = rpc(client, method, {k: v for k, v in full.items() if k in keys})
             assert reply["error"]["code"] == -32004
         assert rpc(client, "meta/status")["result"]["features"]["agent_memory"]["enabled"] is False

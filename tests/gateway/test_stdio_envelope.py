@@ -185,10 +185,13 @@ def test_a_line_over_4_mib_is_refused_and_the_next_request_on_the_connection_is_
 
 
 def test_a_line_just_under_the_cap_is_served(session: Any) -> None:
-    envelope = json.dumps({"jsonrpc": "2.0", "id": "big", "method": "meta/status", "params": {"pad": ""}})
-    padding = "a" * (4 * MiB - len(envelope))
-    session.send({"jsonrpc": "2.0", "id": "big", "method": "meta/status", "params": {"pad": padding}})
-    assert session.read()["result"]["contract_version"] == CONTRACT_VERSION
+    def big(pad: str) -> dict[str, Any]:
+        params = {"entity": "e", "topic": "t", "fact": "f", "metadata": {"pad": pad}}
+        return {"jsonrpc": "2.0", "id": "big", "method": "meta/memory/index", "params": params}
+
+    padding = "a" * (4 * MiB - len(json.dumps(big(""))))
+    session.send(big(padding))
+    assert session.read()["result"]["entity"] == "e"
 
 
 HOSTILE_LINES = [

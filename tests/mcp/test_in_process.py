@@ -14,6 +14,7 @@ from meta_memory.config import load_config_dict
 from meta_memory.errors import ConfigError
 from meta_memory.mcp_server import MemoryMcpServer, context_uri
 from meta_memory.runtime import MetaRuntime
+from meta_memory.sdk import MetaHandle
 
 DEADLINE_S = 30.0
 
@@ -24,7 +25,7 @@ async def test_recorder_tool_off_lists_no_tool_and_refuses_a_call_but_serves_the
 ) -> None:
     config = load_config_dict({"agent_memory": {"recorder_tool": False}})
     with MetaRuntime.open(tmp_path / "state", config) as runtime:
-        mcp_server = MemoryMcpServer(runtime, "alice")
+        mcp_server = MemoryMcpServer(MetaHandle(runtime), "alice")
         try:
             with anyio.fail_after(DEADLINE_S):
                 async with Client(mcp_server.server) as client:
@@ -47,7 +48,7 @@ def test_a_runtime_without_agent_memory_is_refused(tmp_path: Path) -> None:
         MetaRuntime.open(tmp_path / "state", load_config_dict({})) as runtime,
         pytest.raises(ConfigError, match="agent memory is not enabled"),
     ):
-        MemoryMcpServer(runtime, "alice")
+        MemoryMcpServer(MetaHandle(runtime), "alice")
 
 
 def test_the_context_uri_percent_encodes_the_identity() -> None:

@@ -9,6 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from meta_memory.errors import MetaError
+
 IDENTITY = "lead"
 ALICE = SimpleNamespace(subject="alice", groups=("ops",))
 
@@ -22,20 +24,27 @@ def test_the_reviewer_is_the_authenticated_console_principal(desk) -> None:
 
 
 @pytest.mark.parametrize("principal", [None, ALICE])
-def test_a_caller_supplied_reviewer_is_ignored(desk, principal) -> None:
+@pytest.mark.parametrize(
+    "claim", [{"reviewer": {"kind": "console", "principal": "mallory"}}, {"principal_subject": "mallory"}]
+)
+def test_a_caller_supplied_reviewer_is_refused_and_decides_nothing(desk, principal, claim) -> None:
     origin = desk.quarantine("Deploy window", "Deploys happen on Tuesdays.")
 
-    review = desk.decide(
-        origin.id,
-        "tombstone",
-        principal=principal,
-        reviewer={"kind": "console", "principal": "mallory"},
-        principal_subject="mallory",
-    )["decision"]["review"]
+    with pytest.raises(MetaError) as refused:
+        desk.decide(origin.id, "tombstone", principal=principal, **claim)
 
-    expected = None if principal is None else "alice"
-    assert review["reviewer"] == {"kind": "console", "principal": expected}
+    assert refused.value.code == -32602
+    assert f"unknown param '{next(iter(claim))}'" in refused.value.message
+    assert desk.record(origin.id).status.value == "quarantined"
     assert "mallory" not in json.dumps([r["detail"] for r in desk.store.audit_rows(origin.id)])
+
+
+def test_the_reviewer_is_who_authenticated(desk) -> None:
+    origin = desk.quarantine("Deploy window", "Deploys happen on Tuesdays.")
+
+    review = desk.decide(origin.id, "tombstone", principal=ALICE)["decision"]["review"]
+
+    assert review["reviewer"] == {"kind": "console", "principal": "alice"}
 
 
 def test_without_a_principal_the_review_records_that_none_was_known(desk) -> None:

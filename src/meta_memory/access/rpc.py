@@ -71,10 +71,16 @@ RPC_ACCESS: Mapping[str, MethodAccess] = MappingProxyType(
         "meta/status": MethodAccess((CONSOLE_READ,), "unscoped"),
         # Capabilities are always answerable; the list itself is filtered per caller.
         "meta/capabilities": MethodAccess((), "rows"),
+        # Like capabilities: it describes the methods this caller could use, and nothing else.
+        "rpc.discover": MethodAccess((), "rows"),
         "meta/agent_memory/remember": MethodAccess((AGENT_MEMORY_WRITE,), "identity", mutating=True),
         "meta/agent_memory/update": MethodAccess((AGENT_MEMORY_WRITE,), "identity", mutating=True),
         "meta/agent_memory/forget": MethodAccess((AGENT_MEMORY_DELETE,), "identity", mutating=True),
         "meta/agent_memory/recall": MethodAccess(_READ_VIEW, "identity"),
+        # As the panel's records and record: the caller's grants judge the identity named and each
+        # record (panel.Viewer), read and view, plus review for quarantined content.
+        "meta/agent_memory/list": MethodAccess((), "rows"),
+        "meta/agent_memory/get": MethodAccess((), "rows"),
         "meta/agent_memory/manifest": MethodAccess(_READ_VIEW, "identity"),
         # Plus agent.memory.write (release) or agent.memory.delete (tombstone): see decide_actions.
         QUARANTINE_DECIDE: MethodAccess((MEMORY_QUARANTINE_REVIEW, *_READ_VIEW), "identity", mutating=True),

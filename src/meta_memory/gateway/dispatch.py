@@ -26,6 +26,7 @@ from ..errors import (
     ParseError,
     ReadOnly,
 )
+from .signatures import Params, Schema
 
 __all__ = [
     "CONSOLE",
@@ -75,6 +76,11 @@ class Method:
     mutating: bool = False
     # Advertised in meta/capabilities only while this says so (None: always).
     available: Callable[[], bool] | None = None
+    # The signature: every key the parser reads (any other is refused before it runs), and the
+    # result's shape; the OpenRPC document and docs/api.md are generated from them.
+    params: Params | None = None
+    result: Schema | None = None
+    summary: str = ""
 
 
 @dataclass(frozen=True)
@@ -197,6 +203,8 @@ class Dispatcher:
         if method.mutating and ctx.surface == CONSOLE and self.console_read_only:
             raise ReadOnly()
         _require_text(params, "params")
+        if method.params is not None:
+            method.params.refuse_unknown(params)
         request = method.parse(params)
         if self._authorize is not None:
             self._authorize(method, request, ctx)

@@ -1,5 +1,6 @@
 """The HTTP transport: ``POST /rpc`` (the application surface), ``POST /console/rpc`` (the console
-surface), ``GET /v1/health``, the live timeline ``GET /console/timeline/stream`` (SSE), and the web
+surface), ``GET /openrpc.json`` and ``GET /console/openrpc.json`` (their OpenRPC documents),
+``GET /v1/health``, the live timeline ``GET /console/timeline/stream`` (SSE), and the web
 console ``GET /console`` with its assets under ``/console/static/``.
 
 Every request first passes the boundary guards (security.py: Host, Origin, Content-Type, and the
@@ -107,6 +108,26 @@ def _rpc_endpoint(
     return endpoint
 
 
+def _openrpc_endpoint(
+    dispatcher: Dispatcher, surface: Surface, auth: BearerAuthenticator
+) -> Callable[[Request], Any]:
+    """``GET /openrpc.json`` (``/console/openrpc.json``): ``rpc.discover`` of the surface, as the
+    caller's credential sees it (the same authentication as the surface's JSON-RPC endpoint)."""
+
+    async def endpoint(request: Request) -> Response:
+        principal = _authenticate(auth, request)
+        if isinstance(principal, Response):
+            return principal
+        ctx = CallContext(surface=surface, principal=principal, transport=HTTP)
+        try:
+            document = await run_in_threadpool(dispatcher.call, "rpc.discover", None, ctx)
+        except Exception as exc:  # the one boundary maps it; nothing internal leaks
+            return JSONResponse({"error": to_wire_error(exc)}, status_code=500)
+        return JSONResponse(document)
+
+    return endpoint
+
+
 async def _health(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
@@ -208,6 +229,8 @@ def build_app(
     routes: list[BaseRoute] = [
         Route("/rpc", _rpc_endpoint(dispatcher, SDK, rpc_auth), methods=["POST"]),
         Route("/console/rpc", _rpc_endpoint(dispatcher, CONSOLE, console_auth), methods=["POST"]),
+        Route("/openrpc.json", _openrpc_endpoint(dispatcher, SDK, rpc_auth), methods=["GET"]),
+        Route("/console/openrpc.json", _openrpc_endpoint(dispatcher, CONSOLE, console_auth), methods=["GET"]),
         Route("/v1/health", _health, methods=["GET"]),
     ]
     if runtime.timeline is not None:

@@ -6,7 +6,8 @@ shared with the Python API) and shape the result for the wire.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from .. import backends
@@ -35,16 +36,21 @@ from ..ledger.model import (
 )
 from ..memory.params import (
     ForgetParams,
+    GetParams,
+    ListParams,
     RecallParams,
     RememberParams,
     UpdateParams,
     parse_forget,
+    parse_get,
+    parse_list,
     parse_recall,
     parse_remember,
     parse_update,
+    require_identity,
 )
 from ..memory.service import AgentMemory
-from ..panel import PANEL_METHODS, AgentMemorySource, MemoryPanel
+from ..panel import PANEL_METHODS, AgentMemorySource, MemoryPanel, Viewer
 from ..recorder import anthropic_tool, mcp_tool_definition, openai_responses_tool, openai_tool
 from ..review import DecideParams, parse_decide_params
 from ..runtime import MetaRuntime
@@ -67,6 +73,8 @@ from ..storage.census import AGENT_MEMORY_DISABLED, CALLER_EVENT_SINK, StorageCe
 from ..storage.doctor import DoctorParams, diagnose, parse_doctor_params, same_directory
 from ..timeline import TimelineQuery, parse_timeline_query
 from .dispatch import CONSOLE, SDK, CallContext, Dispatcher, Method
+from .openrpc import openrpc_document
+from .signatures import SIGNATURES
 
 SDK_ONLY = frozenset({SDK})
 CONSOLE_ONLY = frozenset({CONSOLE})
@@ -293,6 +301,21 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
         record, supersedes = agent_memory().update(p)
         return {"memory_id": record.id, "supersedes": supersedes}
 
+    def record_gate(ctx: CallContext, identity: str | None) -> Viewer | None:
+        """The console reads as far as the caller's grants reach (as the panel does); the
+        application surface names the identity whose records it reads."""
+        if ctx.surface != CONSOLE:
+            require_identity(identity)
+            return None
+        viewer = Viewer(runtime.access, principal_of(ctx))
+        return None if viewer.unrestricted else viewer
+
+    def agent_list(p: ListParams, ctx: CallContext) -> dict[str, Any]:
+        return agent_memory().list_records(p, gate=record_gate(ctx, p.identity)).to_wire()
+
+    def agent_get(p: GetParams, ctx: CallContext) -> dict[str, Any]:
+        return agent_memory().get_record(p, gate=record_gate(ctx, p.identity)).to_wire()
+
     def sessions() -> SessionManager:
         if runtime.sessions is None:
             raise CapabilityUnavailable("host sessions need agent memory (configure [agent_memory])")
@@ -300,7 +323,8 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
 
     def session_open(p: OpenSessionParams, ctx: CallContext) -> dict[str, Any]:
         owner = principal_of(ctx).subject if ctx.remote else None
-        return {"session_key": sessions().open(p, owner=owner).key}
+        session = sessions().open(p, owner=owner)
+        return {"session_key": session.key, "identity": session.identity, "realm": session.realm}
 
     def session_build_context(p: SessionRef, ctx: CallContext) -> dict[str, Any]:
         result = sessions().build_context(p)
@@ -402,6 +426,12 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
     def update_params(params: Any) -> UpdateParams:
         return parse_update(params, default_realm=am.realm)
 
+    def list_params(params: Any) -> ListParams:
+        return parse_list(params, default_realm=am.realm)
+
+    def get_params(params: Any) -> GetParams:
+        return parse_get(params, default_realm=am.realm)
+
     def open_params(params: Any) -> OpenSessionParams:
         return parse_open(params, default_realm=am.realm)
 
@@ -440,6 +470,8 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             Method(
                 "meta/agent_memory/update", update, update_params, mutating=True, available=has_agent_memory
             ),
+            Method("meta/agent_memory/list", agent_list, list_params, available=has_agent_memory),
+            Method("meta/agent_memory/get", agent_get, get_params, available=has_agent_memory),
             Method(
                 "meta/session/open", session_open, open_params, surfaces=SDK_ONLY, available=has_agent_memory
             ),
@@ -534,4 +566,25 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             surfaces=CONSOLE_ONLY,
             available=has_agent_memory,
         )
-    return table
+
+    signed: dict[str, Method] = {}
+
+    def discover(_: None, ctx: CallContext) -> dict[str, Any]:
+        return openrpc_document((signed[name] for name in capabilities(None, ctx)["methods"]), ctx.surface)
+
+    table["rpc.discover"] = Method("rpc.discover", discover, _no_params)
+    signed.update(with_signatures(table))
+    return signed
+
+
+def with_signatures(table: Mapping[str, Method]) -> dict[str, Method]:
+    """The table with each method's signature (params refused beyond it, the OpenRPC description)."""
+    out = {}
+    for name, method in table.items():
+        signature = SIGNATURES.get(name)
+        out[name] = (
+            method
+            if signature is None
+            else replace(method, params=signature.params, result=signature.result, summary=signature.summary)
+        )
+    return out

@@ -12,32 +12,52 @@ from typing import Any
 
 from ..errors import InvalidParams, WriteRefused
 from ..names import realm_problem
+from .records import RecordKind, ScopeKind, Status
+from .rows import RecordFilter, RecordKey
 from .secrets import scan_secrets
 from .validator import BODY_MAX_BYTES, TAG_MAX_BYTES, TAGS_MAX, TITLE_MAX_BYTES
 
 __all__ = [
+    "ANY_STATUS",
     "IDENTITY_MAX_BYTES",
+    "LIST_LIMIT_DEFAULT",
+    "LIST_LIMIT_MAX",
     "MAX_ENTRIES_LIMIT",
     "QUERY_TEXT_MAX_BYTES",
     "ForgetParams",
+    "GetParams",
+    "ListParams",
     "RecallParams",
     "RememberParams",
     "UpdateParams",
+    "format_cursor",
     "normalize_tags",
+    "parse_cursor",
     "parse_forget",
+    "parse_get",
     "parse_identity",
+    "parse_list",
     "parse_optional_name",
     "parse_realm",
     "parse_recall",
     "parse_remember",
     "parse_update",
+    "require_identity",
 ]
 
 IDENTITY_MAX_BYTES = 512
 QUERY_TEXT_MAX_BYTES = 16_384
 MAX_ENTRIES_LIMIT = 64
+LIST_LIMIT_DEFAULT = 50
+LIST_LIMIT_MAX = 200
+ANY_STATUS = "any"
+_INT64_MAX = 2**63 - 1
 _WS = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CURSOR = re.compile(r"(0|[1-9][0-9]{0,18}):(.+)", re.DOTALL)
+_CURSOR_SHAPE = "cursor must be '<updated_at_ms>:<memory_id>' as returned in next_cursor"
+_STATUSES = (*(s.value for s in Status), ANY_STATUS)
+_KINDS = tuple(k.value for k in RecordKind)
 
 
 @dataclass(frozen=True)
@@ -67,11 +87,34 @@ class RecallParams:
     query_text: str | None
     query_terms: tuple[str, ...]
     max_entries: int
+    tags: tuple[str, ...] = ()  # only records carrying every one of them
 
 
 @dataclass(frozen=True)
 class ForgetParams:
     identity: str
+    realm: str
+    memory_id: str
+
+
+@dataclass(frozen=True)
+class ListParams:
+    """``meta/agent_memory/list``. ``identity`` is ``None`` only on the console surface (a realm's
+    records, as far as the caller may read them); ``where`` carries every filter, the identity's
+    scope included."""
+
+    identity: str | None
+    realm: str
+    where: RecordFilter
+    limit: int
+    cursor: RecordKey | None
+
+
+@dataclass(frozen=True)
+class GetParams:
+    """``meta/agent_memory/get``. ``identity`` is ``None`` only on the console surface."""
+
+    identity: str | None
     realm: str
     memory_id: str
 
@@ -158,24 +201,46 @@ def _body(p: dict[str, Any]) -> str:
     return body
 
 
+def _tag_list(value: Any, name: str) -> list[str]:
+    if not isinstance(value, list):
+        raise InvalidParams(f"{name} must be an array when provided")
+    if not all(isinstance(t, str) and t.strip() for t in value):
+        raise InvalidParams(f"{name} must contain only non-empty strings")
+    if len(value) > TAGS_MAX:
+        raise InvalidParams(f"{name} must contain at most {TAGS_MAX} entries")
+    return value
+
+
+def _normalized(value: list[str], name: str) -> tuple[str, ...]:
+    tags = sorted({t.strip().lower() for t in value})
+    if any(_nbytes(t) > TAG_MAX_BYTES for t in tags):
+        raise InvalidParams(f"{name} must be at most {TAG_MAX_BYTES} bytes")
+    return tuple(tags)
+
+
 def normalize_tags(value: Any) -> tuple[str, ...]:
     """Trim, lowercase, drop duplicates, sort. Blank entries are an error, not dropped."""
-    if not isinstance(value, list):
-        raise InvalidParams("tags must be an array when provided")
-    if not all(isinstance(t, str) and t.strip() for t in value):
-        raise InvalidParams("tags must contain only non-empty strings")
-    if len(value) > TAGS_MAX:
-        raise InvalidParams(f"tags must contain at most {TAGS_MAX} entries")
+    tags = _tag_list(value, "tags")
     # Scan the tags as sent: lowercasing first would hide case-sensitive classes (AWS key ids).
-    secret = scan_secrets(*value)
+    secret = scan_secrets(*tags)
     if secret is not None:
         raise WriteRefused(
             "secret-detected", f"tags matches secret class '{secret}'; secrets are refused, never stored"
         )
-    tags = sorted({t.strip().lower() for t in value})
-    if any(_nbytes(t) > TAG_MAX_BYTES for t in tags):
-        raise InvalidParams(f"tags must be at most {TAG_MAX_BYTES} bytes")
-    return tuple(tags)
+    return _normalized(tags, "tags")
+
+
+def _tag_filter(p: dict[str, Any], name: str) -> tuple[str, ...]:
+    """A tag filter (``tags_any``, ``tags_all``, recall's ``tags``): the write rules for tags,
+    normalized the same way, and at least one tag. No secret scan: a filter stores nothing, and
+    no stored tag can hold a secret."""
+    value = p.get(name)
+    if value is None:
+        return ()
+    tags = _normalized(_tag_list(value, name), name)
+    if not tags:
+        raise InvalidParams(f"{name} must contain at least one tag when provided")
+    return tags
 
 
 def _tags(p: dict[str, Any]) -> tuple[str, ...] | None:
@@ -235,4 +300,111 @@ def parse_recall(
         query_text,
         tuple(t.strip() for t in terms or ()),
         max_entries,
+        _tag_filter(p, "tags"),
     )
+
+
+# -- management reads: list and get ----------------------------------------------------------------
+
+
+def format_cursor(key: RecordKey) -> str:
+    """A listing position on the wire: ``"<updated_at_ms>:<memory_id>"``."""
+    return f"{key[0]}:{key[1]}"
+
+
+def parse_cursor(value: Any) -> RecordKey | None:
+    """``"<updated_at_ms>:<memory_id>"`` → ``(updated_at_ms, memory_id)``; ``None`` when absent."""
+    if value is None:
+        return None
+    match = _CURSOR.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        raise InvalidParams(_CURSOR_SHAPE)
+    updated = int(match.group(1))
+    if updated > _INT64_MAX:
+        raise InvalidParams(_CURSOR_SHAPE)
+    return (updated, match.group(2))
+
+
+def require_identity(identity: str | None) -> str:
+    """The application surface always names the identity (the console may leave it out).
+
+    Raises:
+        InvalidParams: ``identity`` is missing, with the identity rule's own message.
+    """
+    if identity is None:
+        raise InvalidParams("identity must be a valid non-empty string")
+    return identity
+
+
+def _optional_identity(p: dict[str, Any]) -> str | None:
+    return None if p.get("identity") is None else _identity(p)
+
+
+def _choice(p: dict[str, Any], name: str, allowed: tuple[str, ...], default: str | None) -> str | None:
+    value = p.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, str) or value not in allowed:
+        shown = value if isinstance(value, str | int | float) else type(value).__name__
+        raise InvalidParams(f"{name} must be one of {', '.join(allowed)} (got {shown!r})")
+    return value
+
+
+def _timestamp(p: dict[str, Any], name: str) -> int | None:
+    value = p.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _INT64_MAX:
+        raise InvalidParams(f"{name} must be an integer between 0 and 2^63-1 when provided")
+    return value
+
+
+def _window(p: dict[str, Any], field: str) -> tuple[int | None, int | None]:
+    after, before = _timestamp(p, f"{field}_after_ms"), _timestamp(p, f"{field}_before_ms")
+    if after is not None and before is not None and after >= before:
+        raise InvalidParams(
+            f"{field}_after_ms must be less than {field}_before_ms (the window is [after, before))"
+        )
+    return after, before
+
+
+def parse_list(params: Any, *, default_realm: str) -> ListParams:
+    """``{identity?, realm?, status?, kind?, tags_any?, tags_all?, created_after_ms?,
+    created_before_ms?, updated_after_ms?, updated_before_ms?, limit?, cursor?}``.
+
+    ``status`` defaults to ``active``; ``any`` lists every status. Time windows are half-open
+    (``*_after_ms`` inclusive, ``*_before_ms`` exclusive). ``limit`` (default 50) outside 1..200 is
+    refused, as ``max_entries`` is. Tag filters need at least one tag.
+    """
+    p = _obj(params)
+    identity, realm = _optional_identity(p), _realm(p, default_realm)
+    status = _choice(p, "status", _STATUSES, Status.ACTIVE.value)
+    kind = _choice(p, "kind", _KINDS, None)
+    tags_any, tags_all = _tag_filter(p, "tags_any"), _tag_filter(p, "tags_all")
+    created_after, created_before = _window(p, "created")
+    updated_after, updated_before = _window(p, "updated")
+    limit = p.get("limit")
+    if limit is None:
+        limit = LIST_LIMIT_DEFAULT
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIST_LIMIT_MAX:
+        raise InvalidParams(f"limit must be an integer between 1 and {LIST_LIMIT_MAX} when provided")
+    where = RecordFilter(
+        scope_kind=ScopeKind.IDENTITY.value if identity is not None else None,
+        scope_key=identity,
+        status=None if status == ANY_STATUS else status,
+        kind=kind,
+        tags_any=tags_any,
+        tags_all=tags_all,
+        created_after_ms=created_after,
+        created_before_ms=created_before,
+        updated_after_ms=updated_after,
+        updated_before_ms=updated_before,
+    )
+    return ListParams(identity, realm, where, limit, parse_cursor(p.get("cursor")))
+
+
+def parse_get(params: Any, *, default_realm: str) -> GetParams:
+    """``{identity?, memory_id, realm?}`` (``identity`` is required on the application surface)."""
+    p = _obj(params)
+    identity, realm = _optional_identity(p), _realm(p, default_realm)
+    return GetParams(identity, realm, _memory_id(p))

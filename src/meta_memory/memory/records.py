@@ -30,6 +30,7 @@ __all__ = [
     "VerificationClaim",
     "content_hash",
     "new_memory_id",
+    "released_id",
 ]
 
 
@@ -243,6 +244,28 @@ class Record:
             "updated_at_ms": self.updated_at_ms,
         }
 
+    def to_api_full(self) -> dict[str, Any]:
+        """:meth:`to_api` plus what managing a record needs (``meta/agent_memory/list`` and
+        ``get``): its place, kind, lifecycle, lineage, trust tier and author, in the flat field
+        names of the panel's rows."""
+        return {
+            **self.to_api(),
+            "realm": self.scope.realm,
+            "scope_kind": self.scope.kind.value,
+            "scope_key": self.scope.key,
+            "kind": self.kind.value,
+            "description": self.description,
+            "status": self.status.value,
+            "quarantine_reason": self.quarantine_reason,
+            "trust": self.trust.value,
+            "author": self.provenance.author.to_wire(),
+            "supersedes": self.supersedes,
+            "superseded_by": self.superseded_by,
+            "derived_from": list(self.derived_from),
+            "ever_quarantined": self.ever_quarantined,
+            "content_hash": self.content_hash,
+        }
+
     def to_wire(self) -> dict[str, Any]:
         """The full record (panel detail, receipts)."""
         return {
@@ -271,6 +294,11 @@ def content_hash(title: str, body: str) -> str:
     """SHA-256 over (title byte length, u64 little-endian) ‖ title ‖ body, lowercase hex."""
     t = title.encode("utf-8")
     return hashlib.sha256(len(t).to_bytes(8, "little") + t + body.encode("utf-8")).hexdigest()
+
+
+def released_id(origin_id: str) -> str:
+    """The id a quarantine release gives the successor of ``origin_id`` (REFERENCE 5.1)."""
+    return f"{origin_id}-released"
 
 
 _sequence = itertools.count(1)

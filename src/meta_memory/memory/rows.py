@@ -1,10 +1,11 @@
-"""The rows realm stores hand to the domain: what a write committed, the panel's listings, the
-steward's queue, gated-promotion mappings.
+"""The rows realm stores hand to the domain: what a write committed, the record listings (the
+panel's and agent memory's), the steward's queue, gated-promotion mappings.
 
 Every backend (the SQLite realm files, PostgreSQL) returns these same types, so the panel, the
-review rules and the steward never see a backend's own row format. List rows are body-free: a
-record's size is ``body_bytes`` (its UTF-8 length), and a gated promotion's ``stage_token`` stays
-with the steward, never on the wire.
+review rules and the steward never see a backend's own row format. The panel's list rows are
+body-free: a record's size is ``body_bytes`` (its UTF-8 length); agent memory's listing
+(:class:`FullRecordsPage`) carries whole records. A gated promotion's ``stage_token`` stays with
+the steward, never on the wire.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "CommitResult",
     "DreamRunRow",
     "DreamSummaryRow",
+    "FullRecordsPage",
     "HarvestItem",
     "HarvestRow",
     "InjectionEntry",
@@ -38,6 +40,7 @@ __all__ = [
     "RecordsPage",
     "ScopeCounts",
     "VerdictRow",
+    "record_key",
 ]
 
 # -- writes ------------------------------------------------------------------------------------
@@ -128,11 +131,24 @@ class RecordRow:
 
 @dataclass(frozen=True)
 class RecordFilter:
-    """The listing's filters; ``None`` leaves a dimension unconstrained."""
+    """The record listings' filters, all of them applied by the store's SQL; ``None`` (or no
+    tags) leaves a dimension unconstrained.
+
+    ``tags_any``: the record carries at least one of them; ``tags_all``: every one of them (tags
+    compare exactly as stored). The time windows are half-open: ``*_after_ms`` is inclusive,
+    ``*_before_ms`` exclusive, so consecutive windows neither overlap nor leave a gap.
+    """
 
     scope_kind: str | None = None
     scope_key: str | None = None
     status: str | None = None
+    kind: str | None = None
+    tags_any: tuple[str, ...] = ()
+    tags_all: tuple[str, ...] = ()
+    created_after_ms: int | None = None
+    created_before_ms: int | None = None
+    updated_after_ms: int | None = None
+    updated_before_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +157,20 @@ class RecordsPage:
 
     rows: tuple[RecordRow, ...]
     next_cursor: RecordKey | None
+
+
+@dataclass(frozen=True)
+class FullRecordsPage:
+    """Whole records strictly past the cursor asked for, in the listing order (``updated_at_ms``
+    desc, memory id desc), and where the next page starts (``None``: no more)."""
+
+    records: tuple[Record, ...]
+    next_cursor: RecordKey | None
+
+
+def record_key(record: Record) -> RecordKey:
+    """A record's place in the listing order."""
+    return (record.updated_at_ms, record.id)
 
 
 @dataclass(frozen=True)

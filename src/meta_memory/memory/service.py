@@ -1,4 +1,5 @@
-"""Agent memory, the subsystem: realm stores, the remember/update/forget/recall API, injection assembly.
+"""Agent memory, the subsystem: realm stores, the remember/update/forget/recall and list/get API,
+injection assembly.
 
 :class:`AgentMemory` is what the runtime wires and what every surface calls. It opens a
 realm's store on first access (importing that realm's legacy markdown then), turns
@@ -23,9 +24,19 @@ from ..errors import InvalidParams, MetaError, WriteRefused
 from ..events import EventSink
 from ..names import realm_problem
 from ..storage.layout import StateLayout
+from . import manage
 from .injection import InjectableRecord, SessionInjectionBudget, defang_inbound, new_nonce
 from .legacy_import import ImportReport, ProgressFn, import_legacy_realm
-from .params import MAX_ENTRIES_LIMIT, ForgetParams, RecallParams, RememberParams, UpdateParams
+from .manage import RecordGate, RecordListing, RecordLookup
+from .params import (
+    MAX_ENTRIES_LIMIT,
+    ForgetParams,
+    GetParams,
+    ListParams,
+    RecallParams,
+    RememberParams,
+    UpdateParams,
+)
 from .recall.provider import LexicalRecallProvider, RecallProvider, RecallQuery
 from .records import (
     APPLICATION,
@@ -173,11 +184,36 @@ class AgentMemory:
             query_text=p.query_text,
             query_terms=p.query_terms,
             max_entries=p.max_entries,
+            tags=p.tags,
         )
         store = self.store(p.realm)
         records = self.provider.recall(store, query)
         store.mark_recalled((r.id for r in records), self.clock.now_ms())
         return records
+
+    def list_records(self, p: ListParams, *, gate: RecordGate | None = None) -> RecordListing:
+        """One keyset page of records by filter, newest updated first. ``gate``: what the caller
+        may read (the console); a realm without a store lists nothing (none is created).
+
+        Raises:
+            AccessDenied: ``gate`` refuses the identity ``p`` names.
+        """
+        return manage.list_page(self._existing(p.realm), p, gate)
+
+    def get_record(self, p: GetParams, *, gate: RecordGate | None = None) -> RecordLookup:
+        """One record by id, with the id of its current successor.
+
+        Raises:
+            UnknownRecord: no such record (in the identity's scope, when ``p`` names one).
+            AccessDenied: ``gate`` may not read it.
+        """
+        return manage.get(self._existing(p.realm), p, gate)
+
+    def _existing(self, realm: str) -> RealmStore | None:
+        """The realm's store when it has one; a read never creates a realm."""
+        if realm in self._stores or self.has_realm(realm):
+            return self.store(realm)
+        return None
 
     # -- LLM-authored writes (the recorder tool) -------------------------------------------
     #

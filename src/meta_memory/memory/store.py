@@ -4,9 +4,10 @@ One :class:`RealmStore` holds one realm. Writes go through a unit of work,
 :meth:`RealmStore.transaction`: a :class:`RealmTxn` gives every write a subsystem makes (apply a
 batch through the one validator with its audit rows, savepoints, the review evidence, proposals,
 harvests, dream runs, usage verdicts, gated promotions) inside one transaction that commits or
-rolls back whole. Reads come as three protocols: recall's (:class:`RealmStore` itself), the
-panel's (:class:`PanelReads`) and the steward's (:class:`StewardReads`), every row in the
-domain's own types (rows.py). A :class:`RealmStoreFactory` opens realms for agent memory.
+rolls back whole. Reads come as three protocols: recall's and agent memory's listing
+(:class:`RealmStore` itself), the panel's (:class:`PanelReads`) and the steward's
+(:class:`StewardReads`), every row in the domain's own types (rows.py). A
+:class:`RealmStoreFactory` opens realms for agent memory.
 
 The bundled backends are the SQLite realm files (:mod:`meta_memory.memory.sqlite`, the embedded
 default) and PostgreSQL (:mod:`meta_memory.memory.postgres`, for several gateways on one
@@ -15,17 +16,18 @@ database). No SQL, and no driver, appears outside a backend.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from .recall.index import TermIndex
-from .records import Author, Record, Scope
+from .records import Author, Record, Scope, Status
 from .rows import (
     ChainLinks,
     CommitResult,
     DreamRunRow,
     DreamSummaryRow,
+    FullRecordsPage,
     HarvestRow,
     InjectionEntry,
     InjectionRow,
@@ -83,6 +85,21 @@ class RealmTxn(Protocol):
 
     def savepoint(self) -> AbstractContextManager[None]:
         """A savepoint: an exception in the block undoes only the block's writes, then propagates."""
+        ...
+
+    def restore(self, record: Record, *, author: Author, rationale: str | None) -> None:
+        """Write ``record`` as an export holds it (``meta_gateway import``): its status, lineage
+        and timestamps kept, its usage counters at zero, after
+        :func:`~meta_memory.memory.validator.validate_restore`, with one ``import`` audit row by
+        ``author``. No other record changes.
+
+        Raises:
+            WriteRefused: the rule it breaks (nothing was written).
+        """
+        ...
+
+    def note_import_skipped(self, record_id: str | None, author: Author, detail: dict[str, Any]) -> None:
+        """An ``import_skipped`` audit row: an import refused ``record_id`` (nothing else is written)."""
         ...
 
     def active_duplicate(self, record: Record) -> Record | None:
@@ -274,8 +291,20 @@ class RealmStore(PanelReads, StewardReads, Protocol):
         """Append injection-ledger rows and count the usage, in one transaction."""
         ...
 
-    def newest_active(self, scope: Scope, limit: int) -> list[Record]:
-        """Active records of ``scope``, updated desc, created desc, id desc."""
+    def newest_active(self, scope: Scope, limit: int, tags: Sequence[str] = ()) -> list[Record]:
+        """Active records of ``scope`` carrying every one of ``tags``, updated desc, created desc,
+        id desc."""
+        ...
+
+    def tagged_docs(self, scope: Scope, tags: Sequence[str]) -> set[int]:
+        """The recall documents (``doc``) of ``scope``'s active records that carry every one of
+        ``tags`` (at least one tag)."""
+        ...
+
+    def full_records_page(self, where: RecordFilter, after: RecordKey | None, limit: int) -> FullRecordsPage:
+        """Up to ``limit`` whole records matching ``where`` (every filter in the store's query),
+        strictly past ``after`` in the listing order (updated desc, id desc); ``next_cursor`` is the
+        last one's key when more match, else ``None``."""
         ...
 
     def reading_index(self, scope: Scope) -> AbstractContextManager[TermIndex]:
@@ -284,6 +313,14 @@ class RealmStore(PanelReads, StewardReads, Protocol):
         ...
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]: ...
+
+    def exporting(
+        self, *, statuses: Collection[Status], scope: Scope | None = None
+    ) -> AbstractContextManager[Iterator[Record]]:
+        """Every record whose status is one of ``statuses`` (of ``scope`` only, when given), by
+        ``created_at_ms`` and then id (bytewise), as one consistent read view until the block
+        ends (``meta_gateway export``)."""
+        ...
 
     def mark_recalled(self, memory_ids: Iterable[str], at_ms: int) -> None:
         """Count an explicit recall of each record (statistics: a crash may lose the last few)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ..errors import WriteRefused
-from .records import Author, Record, Scope, ScopeKind, Status, Trust
+from .records import Author, Record, Scope, ScopeKind, Status, Trust, content_hash
 from .secrets import find_secret_in_fields
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "recreate_tombstoned",
     "validate_batch",
     "validate_fields",
+    "validate_restore",
 ]
 
 TITLE_MAX_BYTES = 200
@@ -158,6 +159,52 @@ def validate_batch(batch: WriteBatch, view: StoreView, *, now_ms: int) -> None:
             created[target.id] = replace(target, status=Status.TOMBSTONED)
 
 
+def validate_restore(record: Record, realm: str, view: StoreView) -> None:
+    """The rules of a record written as an export holds it, its status, lineage and timestamps
+    kept (``meta_gateway import``): a create's field, scope and tier rules, met as the record's
+    own author (its provenance) would meet them, and a content hash that is the record's own.
+    Lineage is kept as given and changes nothing: the ids it names need not exist, but a
+    supersede of a record that does exist must stay in its scope and close no cycle. The
+    re-creation window is not applied: it judges an LLM writing now, and an import replays
+    history that was judged when it was written.
+
+    Raises:
+        WriteRefused: the first broken rule, named.
+    """
+    batch = WriteBatch(realm, record.provenance.author, (CreateOp(record),))
+    _check_scope(record.scope, batch)
+    validate_fields(record.title, record.description, record.body, record.tags)
+    if content_hash(record.title, record.body) != record.content_hash:
+        raise WriteRefused(
+            "content-hash-mismatch", "content_hash is not the hash of the record's title and body"
+        )
+    if view.has(record.id):
+        raise duplicate_id(record.id)
+    if (record.status is Status.SUPERSEDED) != (record.superseded_by is not None):
+        raise WriteRefused(
+            "invalid-status", "a superseded record names the record that superseded it, and only it does"
+        )
+    if not all(0 <= t <= _TIMESTAMP_MAX for t in (record.created_at_ms, record.updated_at_ms)):
+        raise WriteRefused("field-invalid", "created_at_ms and updated_at_ms must be between 0 and 2^63-1")
+    if record.provenance.author.is_llm and record.trust.rank > Trust.AGENT_OBSERVED.rank:
+        raise WriteRefused("tier-ceiling", "LLM-authored writes are capped at trust 'agent_observed'")
+    if record.trust.rank > Trust.AGENT_OBSERVED.rank and (
+        record.status is Status.QUARANTINED or _chain_taints(record, view.get)
+    ):
+        raise WriteRefused(
+            "tier-ceiling",
+            "records derived from untrusted or quarantined content are capped at trust 'agent_observed'",
+        )
+    prior = view.get(record.supersedes) if record.supersedes is not None else None
+    if prior is not None:
+        if prior.scope != record.scope:
+            raise WriteRefused(
+                "unknown-record", f"record '{record.supersedes}' does not belong to the requested scope"
+            )
+        if _names(prior, record.id, view.get):
+            raise WriteRefused("supersede-cycle", "supersede chain would form a cycle")
+
+
 def duplicate_id(memory_id: str) -> WriteRefused:
     """The refusal of a create whose id is taken (a backend that checks it itself raises this)."""
     return WriteRefused("duplicate-id", f"record id '{memory_id}' already exists")
@@ -246,3 +293,12 @@ def _chain_taints(record: Record, lookup: Callable[[str], Record | None]) -> boo
 
 def _reaches(start: Record, target_id: str, lookup: Callable[[str], Record | None]) -> bool:
     return any(a.id == target_id for a in [start, *_ancestors(start, lookup)])
+
+
+def _names(start: Record, target_id: str, lookup: Callable[[str], Record | None]) -> bool:
+    """Whether ``start`` or an ancestor is ``target_id`` or names it as its own ancestor: a
+    restored chain may name records that are not stored yet."""
+    return any(
+        a.id == target_id or a.supersedes == target_id or target_id in a.derived_from
+        for a in [start, *_ancestors(start, lookup)]
+    )

@@ -2,17 +2,17 @@
 
 Absent or ``null`` params mean no filters; any other non-object is refused. Unknown keys are
 ignored (the ``injections`` method, for one, parses no identity, session or surface filter).
-``limit`` is clamped into ``[1, max]`` rather than refused; a non-integer is refused.
+``limit`` is clamped into ``[1, max]`` rather than refused; a non-integer is refused. The cursor
+format is agent memory's (memory/params.py), one for every record listing.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidParams
-from ..memory.params import parse_identity, parse_realm
+from ..memory.params import format_cursor, parse_cursor, parse_identity, parse_realm
 from ..memory.records import ScopeKind, Status
 from ..memory.rows import RecordFilter, RecordKey
 
@@ -33,8 +33,6 @@ __all__ = [
 
 _SCOPES = tuple(k.value for k in ScopeKind)
 _STATUSES = tuple(s.value for s in Status)
-_CURSOR = re.compile(r"(0|[1-9][0-9]{0,18}):(.+)", re.DOTALL)
-_CURSOR_SHAPE = "cursor must be '<updated_at_ms>:<memory_id>' as returned in next_cursor"
 
 
 @dataclass(frozen=True)
@@ -98,23 +96,6 @@ def _choice(p: dict[str, Any], name: str, allowed: tuple[str, ...]) -> str | Non
         shown = ", ".join(allowed)
         raise InvalidParams(f"{name} must be one of {shown} (got {value!r})")
     return value
-
-
-def format_cursor(key: RecordKey) -> str:
-    return f"{key[0]}:{key[1]}"
-
-
-def parse_cursor(value: Any) -> RecordKey | None:
-    """``"<updated_at_ms>:<memory_id>"`` → ``(updated_at_ms, memory_id)``; ``None`` when absent."""
-    if value is None:
-        return None
-    match = _CURSOR.fullmatch(value) if isinstance(value, str) else None
-    if match is None:
-        raise InvalidParams(_CURSOR_SHAPE)
-    updated = int(match.group(1))
-    if updated > 2**63 - 1:
-        raise InvalidParams(_CURSOR_SHAPE)
-    return (updated, match.group(2))
 
 
 def parse_records_params(params: Any) -> RecordsParams:

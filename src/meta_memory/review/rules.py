@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import QuarantineReviewRefused, UnknownRecord
-from ..memory.records import Author, Record, Scope, ScopeKind, Status, Trust
+from ..memory.records import Author, Record, Scope, ScopeKind, Status, Trust, released_id
 from ..memory.secrets import find_secret_in_fields
 from ..memory.store import RealmStore, RealmTxn
 from ..memory.validator import CreateOp, TombstoneOp, WriteBatch
@@ -204,7 +204,7 @@ def _release(
             f"record '{origin.id}' matches secret class '{hit[1]}' in its {hit[0]}; it can only be tombstoned",
             **{"class": hit[1]},
         )
-    successor_id = f"{origin.id}-released"
+    successor_id = released_id(origin.id)
     if txn.get(successor_id) is not None:
         raise _refuse(
             "successor_conflict",

@@ -29,6 +29,7 @@ from ..rows import (
     ScopeCounts,
     VerdictRow,
 )
+from .listing import ROW_FROM, record_where
 
 __all__ = [
     "dream_runs",
@@ -56,7 +57,7 @@ _ROW_COLUMNS = (
     "r.trust, r.status, r.quarantine_reason, r.supersedes, r.superseded_by, r.derived_from, "
     "r.ever_quarantined, r.created_at_ms, r.updated_at_ms, octet_length(r.body)"
 )
-_ROW_FROM = "FROM records r JOIN scopes s ON s.scope_id = r.scope_id"
+_ROW_FROM = ROW_FROM
 
 
 def _json_list(text: str | None) -> tuple[str, ...]:
@@ -106,20 +107,7 @@ def _row_by_id(conn: psycopg.Connection, realm: str, memory_id: str) -> RecordRo
 def records_page(
     conn: psycopg.Connection, realm: str, where: RecordFilter, after: RecordKey | None, limit: int
 ) -> RecordsPage:
-    clauses = ["r.realm = %s"]
-    args: list[Any] = [realm]
-    if where.scope_kind is not None:
-        clauses.append("s.kind = %s")
-        args.append(where.scope_kind)
-    if where.scope_key is not None:
-        clauses.append("s.key = %s")
-        args.append(where.scope_key)
-    if where.status is not None:
-        clauses.append("r.status = %s")
-        args.append(where.status)
-    if after is not None:
-        clauses.append("(r.updated_at_ms, r.id) < (%s, %s)")
-        args.extend(after)
+    clauses, args = record_where(realm, where, after)
     sql = f"SELECT {_ROW_COLUMNS} {_ROW_FROM} WHERE {' AND '.join(clauses)} ORDER BY r.updated_at_ms DESC, r.id DESC LIMIT %s"
     raw = conn.execute(sql, (*args, limit + 1)).fetchall()
     rows = tuple(_row(r) for r in raw[:limit])

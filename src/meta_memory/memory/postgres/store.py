@@ -41,6 +41,7 @@ from ..rows import (
     CommitResult,
     DreamRunRow,
     DreamSummaryRow,
+    FullRecordsPage,
     HarvestRow,
     InjectionEntry,
     InjectionRow,
@@ -55,6 +56,7 @@ from ..rows import (
     RecordsPage,
     ScopeCounts,
     VerdictRow,
+    record_key,
 )
 from ..upkeep import UpkeepWorker
 from ..usage import FLUSH_THRESHOLD, PendingUsage
@@ -66,11 +68,13 @@ from ..validator import (
     duplicate_id,
     recreate_tombstoned,
     validate_batch,
+    validate_restore,
 )
 from . import panel as panel_sql
 from . import steward_rows
 from .columns import RECORD_COLUMNS
 from .connect import lock_key, retrying_read, unavailable
+from .listing import full_records_query, tags_all_sql
 from .term_index import PostgresTermIndex
 
 __all__ = ["PostgresRealmStore", "realm_lock_key"]
@@ -443,18 +447,46 @@ class PostgresRealmStore:
 
         return retrying_read(run, "read")
 
-    def newest_active(self, scope: Scope, limit: int) -> list[Record]:
+    def newest_active(self, scope: Scope, limit: int, tags: Sequence[str] = ()) -> list[Record]:
         def run() -> list[Record]:
             with self._read() as conn:
                 scope_id = self._scope_id(conn, scope, create=False)
                 if scope_id is None:
                     return []
+                tagged, tag_args = tags_all_sql("r.tags", tags) if tags else ("true", [])
                 rows = conn.execute(
                     f"SELECT {RECORD_COLUMNS} FROM records r WHERE r.scope_id = %s AND r.status = 'active' "
-                    "ORDER BY r.updated_at_ms DESC, r.created_at_ms DESC, r.id DESC LIMIT %s",
-                    (scope_id, limit),
+                    f"AND {tagged} ORDER BY r.updated_at_ms DESC, r.created_at_ms DESC, r.id DESC LIMIT %s",
+                    (scope_id, *tag_args, limit),
                 ).fetchall()
                 return self._records(conn, rows)
+
+        return retrying_read(run, "read")
+
+    def tagged_docs(self, scope: Scope, tags: Sequence[str]) -> set[int]:
+        def run() -> set[int]:
+            with self._read() as conn:
+                scope_id = self._scope_id(conn, scope, create=False)
+                if scope_id is None:
+                    return set()
+                tagged, tag_args = tags_all_sql("r.tags", tags)
+                rows = conn.execute(
+                    f"SELECT r.doc FROM records r WHERE r.scope_id = %s AND r.status = 'active' AND {tagged}",
+                    (scope_id, *tag_args),
+                ).fetchall()
+                return {int(doc) for (doc,) in rows}
+
+        return retrying_read(run, "read")
+
+    def full_records_page(self, where: RecordFilter, after: RecordKey | None, limit: int) -> FullRecordsPage:
+        sql, args = full_records_query(self.realm, where, after, limit)
+
+        def run() -> FullRecordsPage:
+            with self._read() as conn:  # one statement: one consistent read
+                rows = conn.execute(sql, args).fetchall()
+                records = tuple(self._records(conn, rows[:limit]))
+            more = len(rows) > limit
+            return FullRecordsPage(records, record_key(records[-1]) if more and records else None)
 
         return retrying_read(run, "read")
 
@@ -478,6 +510,34 @@ class PostgresRealmStore:
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
             raise unavailable(exc, "recall") from exc
         self._ranked.records = index.records  # what records_by_doc is asked for next, read already
+
+    @contextmanager
+    def exporting(
+        self, *, statuses: Collection[Status], scope: Scope | None = None
+    ) -> Iterator[Iterator[Record]]:
+        """One REPEATABLE READ snapshot, read through a server-side cursor as the caller goes.
+        (A connection lost here is refused, not retried: the export may have written half.)"""
+        try:
+            with self._read(snapshot=True) as conn:
+                wanted = sorted(s.value for s in statuses)
+                scope_id = self._scope_id(conn, scope, create=False) if scope is not None else None
+                if not wanted or (scope is not None and scope_id is None):
+                    yield iter(())
+                    return
+                sql = f"SELECT {RECORD_COLUMNS} FROM records r WHERE r.realm = %s AND r.status = ANY(%s)"
+                args: list[Any] = [self.realm, wanted]
+                if scope_id is not None:
+                    sql += " AND r.scope_id = %s"
+                    args.append(scope_id)
+                with conn.cursor(name="meta_export") as cursor:
+                    cursor.execute(sql + " ORDER BY r.created_at_ms, r.id", args)
+                    yield self._streamed(conn, cursor)
+        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
+            raise unavailable(exc, "export") from exc
+
+    def _streamed(self, conn: psycopg.Connection, cursor: psycopg.ServerCursor[Any]) -> Iterator[Record]:
+        while rows := cursor.fetchmany(500):
+            yield from self._records(conn, rows)
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         ranked: dict[int, Record] = getattr(self._ranked, "records", {})
@@ -838,7 +898,9 @@ class PostgresTxn:
             self._absent.add(record.id)
         return self._store.records_from(self.conn, [duplicate])[0] if duplicate[0] is not None else None
 
-    def create(self, r: Record, now: int) -> Record:
+    def create(self, r: Record, now: int, *, restored: bool = False) -> Record:
+        """Queue ``r``'s insert (and, active, its postings); an active supersede leaves its prior
+        version, unless ``restored`` (an import, whose lineage is kept as given)."""
         scope_id = self._store._scope_id(self.conn, r.scope, create=True, created=self._created)
         assert scope_id is not None
         values = list(record_values(r, scope_id))
@@ -872,11 +934,27 @@ class PostgresTxn:
                 "DO UPDATE SET doc_count = scope_stats.doc_count + 1, total_len = scope_stats.total_len + excluded.total_len",
                 (scope_id, analyzed.length),
             )
-            if r.supersedes is not None:
+            if r.supersedes is not None and not restored:
                 self._leave_active(r.supersedes, Status.SUPERSEDED, now, superseded_by=r.id)
         if r.status is Status.QUARANTINED and not r.ever_quarantined:
             return replace(r, ever_quarantined=True)
         return r
+
+    def restore(self, record: Record, *, author: Author, rationale: str | None) -> None:
+        now = self.now_ms()
+        validate_restore(record, self.realm, self)
+        self.create(record, now, restored=True)
+        if record.superseded_by is not None:
+            self.conn.execute(
+                "UPDATE records SET superseded_by = %s WHERE realm = %s AND id = %s",
+                (record.superseded_by, self.realm, record.id),
+            )
+        batch = WriteBatch(self.realm, author, (CreateOp(record),), rationale)
+        quarantined = record.quarantine_reason if record.status is Status.QUARANTINED else None
+        self.audit(now, "import", record.id, batch, quarantined)
+
+    def note_import_skipped(self, record_id: str | None, author: Author, detail: dict[str, Any]) -> None:
+        self.audit_note(record_id, author, detail)
 
     def _queue(self, name: str, sql: str, args: Sequence[Any]) -> None:
         if any(n == name for n, _ in self._ctes):

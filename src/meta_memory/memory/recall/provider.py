@@ -3,15 +3,21 @@
 A provider receives the raw ``query_text`` and the caller's ``query_terms`` untouched, so a semantic or hybrid
 provider can plug in without changing the runtime. The bundled :class:`LexicalRecallProvider` ranks over the
 store's term index.
+
+A query's ``tags`` restrict recall to the records carrying every one of them, inside the recall and before
+its ``max_entries`` cut: ``always`` reads them in the store's query, and contextual recall ranks only them
+(the scope's BM25 statistics unchanged, so the tagged records keep the order they have among all records).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..records import Record, Scope, Status
 from .analyzer import query_terms as analyze_query
+from .index import CollectionStats, Opening, Posting, TermIndex, TieKey
 from .scorer import rank
 
 if TYPE_CHECKING:
@@ -27,11 +33,13 @@ class RecallQuery:
     query_text: str | None
     query_terms: tuple[str, ...]
     max_entries: int
+    tags: tuple[str, ...] = ()  # only records carrying every one of them (normalized)
 
 
 class RecallProvider(Protocol):
     def recall(self, store: RealmStore, query: RecallQuery) -> list[Record]:
-        """Active records of ``query.scope``, best first, at most ``query.max_entries``."""
+        """Active records of ``query.scope`` carrying every tag of ``query.tags``, best first, at
+        most ``query.max_entries``."""
         ...
 
 
@@ -40,12 +48,63 @@ class LexicalRecallProvider:
 
     def recall(self, store: RealmStore, query: RecallQuery) -> list[Record]:
         if query.selection == "always":
-            return store.newest_active(query.scope, query.max_entries)
+            return store.newest_active(query.scope, query.max_entries, query.tags)
         terms = analyze_query(query.query_text, list(query.query_terms))
         if not terms:
             return []
+        allowed = store.tagged_docs(query.scope, query.tags) if query.tags else None
+        if allowed is not None and not allowed:
+            return []
         with store.reading_index(query.scope) as index:
-            hits = rank(index, terms, query.max_entries)
+            ranked = index if allowed is None else _OnlyDocs(index, allowed)
+            hits = rank(ranked, terms, query.max_entries)
         by_doc = store.records_by_doc([doc for doc, _ in hits])
-        # A record forgotten between ranking and fetching is simply not returned.
-        return [by_doc[doc] for doc, _ in hits if doc in by_doc and by_doc[doc].status is Status.ACTIVE]
+        wanted = set(query.tags)
+        # A record forgotten (or retagged) between ranking and fetching is simply not returned.
+        return [
+            record
+            for doc, _ in hits
+            if (record := by_doc.get(doc)) is not None
+            and record.status is Status.ACTIVE
+            and wanted.issubset(record.tags)
+        ]
+
+
+class _OnlyDocs:
+    """A term index that holds only ``allowed`` of another's documents, under the other's scope
+    statistics (document count, lengths, document frequencies): ranking it ranks those documents
+    exactly as among all of them, and the ranker's cut applies to them alone."""
+
+    def __init__(self, index: TermIndex, allowed: Collection[int]) -> None:
+        self._index = index
+        self._allowed = frozenset(allowed)
+
+    def _only(self, postings: Mapping[str, Sequence[Posting]]) -> dict[str, Sequence[Posting]]:
+        allowed = self._allowed
+        return {term: [p for p in rows if p[0] in allowed] for term, rows in postings.items()}
+
+    def collection_stats(self) -> CollectionStats:
+        return self._index.collection_stats()
+
+    def opening(self, terms: Collection[str], prefetch: Collection[str], rare_floor: int) -> Opening:
+        opening = self._index.opening(terms, prefetch, rare_floor)
+        return Opening(opening.stats, opening.dfs, self._only(opening.postings))
+
+    def document_frequencies(self, terms: Collection[str]) -> Mapping[str, int]:
+        return self._index.document_frequencies(terms)
+
+    def postings(self, terms: Collection[str]) -> Mapping[str, Sequence[Posting]]:
+        return self._only(self._index.postings(terms))
+
+    def postings_for_docs(
+        self, terms: Collection[str], docs: Collection[int]
+    ) -> Mapping[str, Sequence[Posting]]:
+        kept = [d for d in docs if d in self._allowed]
+        return self._index.postings_for_docs(terms, kept) if kept else {}
+
+    def neighbors(self, docs: Collection[int]) -> Mapping[int, Sequence[int]]:
+        allowed = self._allowed
+        return {doc: [n for n in near if n in allowed] for doc, near in self._index.neighbors(docs).items()}
+
+    def tie_keys(self, docs: Collection[int]) -> Mapping[int, TieKey]:
+        return self._index.tie_keys(docs)

@@ -32,6 +32,7 @@ from ..rows import (
     ScopeCounts,
     VerdictRow,
 )
+from .listing import ROW_FROM, record_where
 
 if TYPE_CHECKING:
     from .store import SqliteRealmStore
@@ -63,7 +64,7 @@ _ROW_COLUMNS = (
     "r.trust, r.status, r.quarantine_reason, r.supersedes, r.superseded_by, r.derived_from, "
     "r.ever_quarantined, r.created_at_ms, r.updated_at_ms, length(CAST(r.body AS BLOB))"
 )
-_ROW_FROM = "FROM records r JOIN scopes s ON s.scope_id = r.scope_id"
+_ROW_FROM = ROW_FROM
 
 
 def _json(text: str | None, default: Any) -> Any:
@@ -118,20 +119,7 @@ def records_page(
     store: SqliteRealmStore, where: RecordFilter, after: RecordKey | None, limit: int
 ) -> RecordsPage:
     """Up to ``limit`` rows strictly past ``after`` (updated desc, id desc) matching ``where``."""
-    clauses: list[str] = []
-    args: list[Any] = []
-    if where.scope_kind is not None:
-        clauses.append("s.kind = ?")
-        args.append(where.scope_kind)
-    if where.scope_key is not None:
-        clauses.append("s.key = ?")
-        args.append(where.scope_key)
-    if where.status is not None:
-        clauses.append("r.status = ?")
-        args.append(where.status)
-    if after is not None:
-        clauses.append("(r.updated_at_ms < ? OR (r.updated_at_ms = ? AND r.id < ?))")
-        args.extend((after[0], after[0], after[1]))
+    clauses, args = record_where(where, after)
     sql = f"SELECT {_ROW_COLUMNS} {_ROW_FROM}"
     if clauses:
         sql += " WHERE " + " AND ".join(clauses)

@@ -39,6 +39,7 @@ from ..rows import (
     CommitResult,
     DreamRunRow,
     DreamSummaryRow,
+    FullRecordsPage,
     HarvestRow,
     InjectionEntry,
     InjectionRow,
@@ -53,16 +54,18 @@ from ..rows import (
     RecordsPage,
     ScopeCounts,
     VerdictRow,
+    record_key,
 )
 from ..usage import FLUSH_THRESHOLD as USAGE_FLUSH_THRESHOLD
 from ..usage import PendingUsage
-from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch
+from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch, validate_restore
 from . import panel as panel_sql
 from . import steward_rows
 from .budget import OpenRealmBudget
 from .checkpoint import Checkpointer, configure_writer
 from .files import REALM_PAGE_SIZE, RealmFileDamaged, check_realm_file, create_realm_file, holds_schema
 from .indexing import IndexKeeper, IndexWorkerLink
+from .listing import full_records_query, tags_all_sql
 from .migrations import NewerSchema, applied_versions, migrate
 from .recall_index import adopt_in_file_index, open_index_file
 from .rows import INSERT_RECORD, RECORD_COLUMNS
@@ -575,6 +578,23 @@ class SqliteRealmStore:
             (now, record_id, dumps(author.to_wire()), dumps({"op": "import_skipped", **detail})),
         )
 
+    def _restore(
+        self, db: sqlite3.Connection, r: Record, author: Author, rationale: str | None, now: int
+    ) -> None:
+        """Write ``r`` as an export holds it, inside the caller's open write transaction
+        (RealmTxn.restore)."""
+        validate_restore(r, self.realm, self.view())
+        scope_id = self._scope_id(r.scope, create=True)
+        assert scope_id is not None
+        doc = db.execute(INSERT_RECORD, record_values(r, scope_id)).lastrowid
+        if r.superseded_by is not None:
+            db.execute("UPDATE records SET superseded_by = ? WHERE doc = ?", (r.superseded_by, doc))
+        if r.status is Status.ACTIVE:
+            self._keeper.grew()  # above the index watermark: the next catch-up indexes it
+        batch = WriteBatch(self.realm, author, (CreateOp(r),), rationale)
+        quarantined = r.quarantine_reason if r.status is Status.QUARANTINED else None
+        self._audit(db, now, "import", r.id, batch, quarantined)
+
     def forget(self, scope: Scope, memory_id: str, author: Author) -> bool:
         with self._write() as db:
             current = self._get(memory_id)
@@ -598,17 +618,38 @@ class SqliteRealmStore:
         with self._lock:
             return self._get(memory_id)
 
-    def newest_active(self, scope: Scope, limit: int) -> list[Record]:
+    def newest_active(self, scope: Scope, limit: int, tags: Sequence[str] = ()) -> list[Record]:
         with self._lock:
             scope_id = self._scope_id(scope, create=False)
             if scope_id is None:
                 return []
+            tagged, tag_args = tags_all_sql("tags", tags) if tags else ("1", [])
             rows = self._db.execute(
-                f"SELECT {RECORD_COLUMNS} FROM records WHERE scope_id = ? AND status = 'active' "
+                f"SELECT {RECORD_COLUMNS} FROM records WHERE scope_id = ? AND status = 'active' AND {tagged} "
                 "ORDER BY updated_at_ms DESC, created_at_ms DESC, id DESC LIMIT ?",
-                (scope_id, limit),
+                (scope_id, *tag_args, limit),
             ).fetchall()
             return [self._row_to_record(r) for r in rows]
+
+    def tagged_docs(self, scope: Scope, tags: Sequence[str]) -> set[int]:
+        with self._lock:
+            scope_id = self._scope_id(scope, create=False)
+            if scope_id is None:
+                return set()
+            tagged, tag_args = tags_all_sql("tags", tags)
+            rows = self._db.execute(
+                f"SELECT doc FROM records WHERE scope_id = ? AND status = 'active' AND {tagged}",
+                (scope_id, *tag_args),
+            )
+            return {int(doc) for (doc,) in rows}
+
+    def full_records_page(self, where: RecordFilter, after: RecordKey | None, limit: int) -> FullRecordsPage:
+        sql, args = full_records_query(where, after, limit)
+        with self._lock:  # one statement: one consistent read
+            rows = self._db.execute(sql, args).fetchall()
+            records = tuple(self._row_to_record(r) for r in rows[:limit])
+        more = len(rows) > limit
+        return FullRecordsPage(records, record_key(records[-1]) if more and records else None)
 
     def term_index(self, scope: Scope) -> SqliteTermIndex:
         with self._lock:
@@ -628,6 +669,25 @@ class SqliteRealmStore:
             index = self.term_index(scope)
             with self._keeper.index.reading():
                 yield index
+
+    @contextmanager
+    def exporting(
+        self, *, statuses: Collection[Status], scope: Scope | None = None
+    ) -> Iterator[Iterator[Record]]:
+        """One read transaction (the store's lock held) over the records an export takes."""
+        with self.reading() as db:
+            wanted = sorted(s.value for s in statuses)
+            scope_id = self._scope_id(scope, create=False) if scope is not None else None
+            if not wanted or (scope is not None and scope_id is None):
+                yield iter(())
+                return
+            sql = f"SELECT {RECORD_COLUMNS} FROM records WHERE status IN ({','.join('?' * len(wanted))})"
+            args: list[Any] = list(wanted)
+            if scope_id is not None:
+                sql += " AND scope_id = ?"
+                args.append(scope_id)
+            rows = db.execute(sql + " ORDER BY created_at_ms, id", args)
+            yield (self._row_to_record(row) for row in rows)
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         if not docs:

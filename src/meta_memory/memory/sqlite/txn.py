@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..records import Record
+from ..records import Author, Record
 from ..rows import CommitResult, PromotionRow, ProposalState
 from ..validator import WriteBatch, validate_batch
 from . import steward_rows as rows
@@ -53,6 +53,12 @@ class SqliteTxn:
     def savepoint(self) -> Iterator[None]:
         with self._store._savepoint(self._db):
             yield
+
+    def restore(self, record: Record, *, author: Author, rationale: str | None) -> None:
+        self._store._restore(self._db, record, author, rationale, self.now_ms())
+
+    def note_import_skipped(self, record_id: str | None, author: Author, detail: dict[str, Any]) -> None:
+        self._store._audit_note(self._db, self.now_ms(), record_id, author, detail)
 
     def active_duplicate(self, record: Record) -> Record | None:
         return self._store._active_duplicate(record)

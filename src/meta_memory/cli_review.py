@@ -1,0 +1,271 @@
+"""``meta_gateway review``: the quarantine queue outside the console.
+
+Against a running gateway (``--gateway URL`` with a console token) or directly on a state dir no
+runtime holds (``--state-dir``), the same calls the console makes: the queue, one record in full,
+and the decision, bound to the content hash of the version reviewed. A decision therefore gets
+the console's refusals (a changed record, one already decided), its access rules and its audit
+trail; the reviewer recorded is the console token's subject, or ``local:<user>`` on a state dir.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import json
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .errors import MetaError
+
+__all__ = ["review"]
+
+EXIT_REFUSED = 2
+
+
+def _gateway_options(command: Any) -> Any:
+    options = [
+        click.option(
+            "--gateway",
+            "gateway_url",
+            metavar="URL",
+            default=None,
+            help="A running `meta_gateway serve` to review through (its console surface).",
+        ),
+        click.option(
+            "--console-token",
+            default=None,
+            envvar="META_CONSOLE_TOKEN",
+            show_envvar=True,
+            help="With --gateway: a [[console.auth.tokens]] bearer token (prefer the environment variable).",
+        ),
+        click.option(
+            "--state-dir",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=None,
+            help="Review directly on this state dir (no runtime may hold it).",
+        ),
+        click.option(
+            "--config",
+            "config_path",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            help="With --state-dir: the config file (its [agent_memory] store and realm).",
+        ),
+        click.option("--json", "as_json", is_flag=True, help="Print the result as JSON."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@contextlib.contextmanager
+def _console(
+    gateway_url: str | None, console_token: str | None, state_dir: Path | None, config_path: Path | None
+) -> Iterator[Any]:
+    """The console surface of the gateway, or of a runtime booted on the state dir."""
+    if (gateway_url is None) == (state_dir is None):
+        raise click.UsageError("give exactly one of --gateway URL and --state-dir DIR")
+    try:
+        if gateway_url is not None:
+            if config_path is not None:
+                raise click.UsageError("--config goes with --state-dir; a gateway has its own")
+            from .client import MetaClient
+
+            with MetaClient.connect(gateway_url, console_token=console_token) as client:
+                yield client.console
+            return
+        assert state_dir is not None
+        from .cli import _boot
+        from .sdk import MetaHandle
+
+        with MetaHandle(_boot(state_dir, config_path)) as handle:
+            yield handle.console_as(f"local:{getpass.getuser()}")
+    except MetaError as exc:
+        click.echo(f"meta_gateway: {exc.message}", err=True)
+        sys.exit(EXIT_REFUSED)
+
+
+def _when(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _shown(text: str) -> str:
+    """Record text for a terminal: control characters (escape sequences) made visible."""
+    return "".join(c if c in "\n\t" or (ord(c) >= 32 and ord(c) != 127) else f"\\x{ord(c):02x}" for c in text)
+
+
+def _print_json(value: Any) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True))
+
+
+@click.group()
+def review() -> None:
+    """Review the quarantine: list it, show a record, release or discard it."""
+
+
+@review.command("list")
+@_gateway_options
+@click.option("--realm", default=None, help="One realm (default: every realm).")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 200))
+def review_list(
+    gateway_url: str | None,
+    console_token: str | None,
+    state_dir: Path | None,
+    config_path: Path | None,
+    as_json: bool,
+    realm: str | None,
+    limit: int,
+) -> None:
+    """The quarantined records, newest first."""
+    with _console(gateway_url, console_token, state_dir, config_path) as console:
+        params: dict[str, Any] = {"limit": limit}
+        if realm is not None:
+            params["realm"] = realm
+        queue = console.call("meta/memory/panel/quarantine", params)
+    rows = queue["records"]
+    if as_json:
+        _print_json(rows)
+        return
+    if not rows:
+        click.echo("The quarantine is empty.")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"Quarantined records ({len(rows)})")
+    for column in ("memory_id", "realm", "identity", "title", "reason", "written"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            row["memory_id"],
+            row["realm"],
+            str(row.get("scope_key") or ""),
+            _shown(row["title"]),
+            str(row.get("quarantine_reason") or ""),
+            _when(row["created_at_ms"]),
+        )
+    Console(highlight=False).print(table)
+    click.echo("Show one with `meta_gateway review show MEMORY_ID ...` before deciding it.")
+
+
+def _detail(console: Any, memory_id: str, realm: str | None) -> dict[str, Any]:
+    params: dict[str, Any] = {"memory_id": memory_id}
+    if realm is not None:
+        params["realm"] = realm
+    detail: dict[str, Any] = console.call("meta/memory/panel/record", params)
+    return detail
+
+
+@review.command("show")
+@_gateway_options
+@click.argument("memory_id")
+@click.option("--realm", default=None, help="The record's realm (default: the first holding the id).")
+def review_show(
+    gateway_url: str | None,
+    console_token: str | None,
+    state_dir: Path | None,
+    config_path: Path | None,
+    as_json: bool,
+    memory_id: str,
+    realm: str | None,
+) -> None:
+    """One record in full, with the content hash a decision is bound to."""
+    with _console(gateway_url, console_token, state_dir, config_path) as console:
+        detail = _detail(console, memory_id, realm)
+    record = detail["record"]
+    if as_json:
+        _print_json(detail)
+        return
+    status = record["status"]
+    lines = [
+        f"memory_id     {record['id']}",
+        f"realm         {detail['realm']}",
+        f"scope         {json.dumps(record['scope'], ensure_ascii=False)}",
+        f"status        {status['status']}" + (f" ({status['reason']})" if status.get("reason") else ""),
+        f"author        {json.dumps(record['provenance'].get('author'), ensure_ascii=False)}",
+        f"trust         {record['trust']}",
+        f"tags          {', '.join(record['tags']) or '-'}",
+        f"written       {_when(record['created_at_ms'])}",
+        f"content_hash  {record['content_hash']}",
+        "",
+        f"title: {_shown(record['title'])}",
+        "",
+        _shown(record["body"]),
+    ]
+    click.echo("\n".join(lines))
+    if status["status"] == "quarantined":
+        click.echo(
+            f"\nDecide it: meta_gateway review release|discard {record['id']} --hash {record['content_hash']}"
+        )
+
+
+def _decide(verdict: str) -> Any:
+    @_gateway_options
+    @click.argument("memory_id")
+    @click.option(
+        "--hash",
+        "expected_hash",
+        required=True,
+        help="The content_hash `review show` printed: the decision applies only to that version.",
+    )
+    @click.option("--realm", default=None, help="The record's realm (default: the first holding the id).")
+    @click.option("--rationale", default=None, help="Why (kept in the audit trail).")
+    def decide(
+        gateway_url: str | None,
+        console_token: str | None,
+        state_dir: Path | None,
+        config_path: Path | None,
+        as_json: bool,
+        memory_id: str,
+        expected_hash: str,
+        realm: str | None,
+        rationale: str | None,
+    ) -> None:
+        with _console(gateway_url, console_token, state_dir, config_path) as console:
+            detail = _detail(console, memory_id, realm)
+            scope = detail["record"]["scope"]
+            identity = scope.get("identity")
+            if not isinstance(identity, str):
+                click.echo(
+                    f"meta_gateway: {memory_id} is a {scope.get('scope')}-scoped record: the quarantine "
+                    "review decides identity-scoped records",
+                    err=True,
+                )
+                sys.exit(EXIT_REFUSED)
+            params: dict[str, Any] = {
+                "identity": identity,
+                "realm": detail["realm"],
+                "memory_id": memory_id,
+                "verdict": verdict,
+                "expected_content_hash": expected_hash,
+            }
+            if rationale is not None:
+                params["rationale"] = rationale
+            try:
+                answer = console.call("meta/memory/quarantine/decide", params)
+            except MetaError as exc:
+                click.echo(f"meta_gateway: {exc.message}", err=True)
+                sys.exit(EXIT_REFUSED)
+        if as_json:
+            _print_json(answer)
+            return
+        successor = (answer.get("successor") or {}).get("memory_id")
+        done = "released" if verdict == "release" else "discarded"
+        click.echo(
+            f"{memory_id} {done}" + (f" as {successor}" if successor else "") + f" ({answer['outcome']})."
+        )
+
+    return decide
+
+
+review.command("release", help="Release a quarantined record: recalled and injected from now on.")(
+    _decide("release")
+)
+review.command("discard", help="Discard a quarantined record (it is tombstoned, never recalled).")(
+    _decide("tombstone")
+)

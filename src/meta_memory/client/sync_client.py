@@ -1,0 +1,291 @@
+""":class:`MetaClient`: the typed API over HTTP (httpx) or a ``meta_gateway stdio`` child."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import subprocess
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import IO, Any, Protocol, TypeVar
+
+import httpx
+
+from ..api import CONSOLE_SURFACE, Call, Console, MetaApi
+from ..errors import CapabilityUnavailable, error_from_wire
+from .transport import (
+    CLOSE_GRACE_S,
+    DEFAULT_TIMEOUT_S,
+    SPAWN_TIMEOUT_S,
+    MetaAuthenticationError,
+    MetaConnectionError,
+    MetaTimeoutError,
+    envelope,
+    gateway_argv,
+    raise_for_reply,
+    toml_text,
+)
+
+__all__ = ["MetaClient", "config_file", "http_reply"]
+
+R = TypeVar("R")
+_PATHS = {"sdk": "/rpc", CONSOLE_SURFACE: "/console/rpc"}
+
+
+class _Channel(Protocol):
+    def send(self, surface: str, method: str, params: Mapping[str, Any] | None) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+def http_reply(response: httpx.Response) -> Any:
+    """A JSON-RPC reply from an HTTP response; a refused credential as :class:`MetaAuthenticationError`."""
+    try:
+        body = response.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        body = None
+    if response.status_code in (400, 401) and isinstance(body, dict) and "error" in body:
+        error = body["error"] if isinstance(body["error"], dict) else {}
+        raise MetaAuthenticationError(str(error.get("message", "unauthenticated")), data=error.get("data"))
+    if response.status_code == 204:
+        return None
+    if response.status_code != 200 or body is None:
+        raise MetaConnectionError(
+            f"the gateway answered HTTP {response.status_code} without a JSON-RPC reply"
+        )
+    return raise_for_reply(body)
+
+
+class _HttpChannel:
+    def __init__(self, url: str, token: str | None, console_token: str | None, timeout_s: float) -> None:
+        self._tokens = {"sdk": token, CONSOLE_SURFACE: console_token}
+        self._http = httpx.Client(base_url=url.rstrip("/"), timeout=timeout_s)
+
+    def headers(self, surface: str) -> dict[str, str]:
+        token = self._tokens[surface]
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def send(self, surface: str, method: str, params: Mapping[str, Any] | None) -> Any:
+        _, body = envelope(method, params)
+        headers = {"Content-Type": "application/json", **self.headers(surface)}
+        try:
+            response = self._http.post(_PATHS[surface], content=body, headers=headers)
+        except httpx.TimeoutException as exc:
+            raise MetaTimeoutError(f"no reply to {method} within the client's timeout") from exc
+        except httpx.TransportError as exc:
+            raise MetaConnectionError(f"cannot reach the gateway at {self._http.base_url}: {exc}") from exc
+        return http_reply(response)
+
+    def close(self) -> None:
+        self._http.close()
+
+
+class _StdioChannel:
+    """JSON lines to a child's stdin, replies matched by id from its stdout (a reader thread)."""
+
+    def __init__(
+        self, argv: list[str], timeout_s: float, cleanup: tempfile.TemporaryDirectory[str] | None
+    ) -> None:
+        self._timeout_s = timeout_s
+        self._cleanup = cleanup
+        self._pending: dict[int, Future[Any]] = {}
+        self._lock = threading.Lock()
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
+        self._closed = False
+        try:
+            self._proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+        except OSError as exc:
+            raise MetaConnectionError(f"cannot start the gateway ({argv[0]}): {exc.strerror or exc}") from exc
+        assert (
+            self._proc.stdin is not None and self._proc.stdout is not None and self._proc.stderr is not None
+        )
+        self._stdin: IO[bytes] = self._proc.stdin
+        self._handshake: Future[Any] = Future()
+        self._threads = [
+            threading.Thread(target=self._drain_stderr, args=(self._proc.stderr,), daemon=True),
+            threading.Thread(target=self._read, args=(self._proc.stdout,), daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+        try:
+            handshake = self._handshake.result(timeout=SPAWN_TIMEOUT_S)
+        except FutureTimeout:
+            self.close()
+            raise MetaTimeoutError(f"the gateway did not start within {SPAWN_TIMEOUT_S:.0f} s") from None
+        except MetaConnectionError:
+            self.close()
+            raise
+        if isinstance(handshake, dict) and "error" in handshake:  # a refusal at boot, typed
+            self.close()
+            raise error_from_wire(handshake["error"])
+
+    def _exited(self) -> MetaConnectionError:
+        status = self._proc.poll()
+        said = " ".join(
+            line.strip() for line in self._stderr_tail if line.strip().startswith("meta_gateway:")
+        )
+        what = "the gateway exited" + (f" with status {status}" if status is not None else "")
+        return MetaConnectionError(f"{what}: {said}" if said else what)
+
+    def _drain_stderr(self, stream: IO[bytes]) -> None:
+        for line in stream:
+            self._stderr_tail.append(line.decode("utf-8", "replace"))
+
+    def _read(self, stream: IO[bytes]) -> None:
+        for raw in stream:
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                continue
+            if not self._handshake.done():
+                self._handshake.set_result(message)
+                continue
+            key = message.get("id") if isinstance(message, dict) else None
+            future = self._pending.pop(key, None) if isinstance(key, int) else None
+            if future is not None and not future.done():
+                future.set_result(message)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(timeout=CLOSE_GRACE_S)
+        error = self._exited()
+        if not self._handshake.done():
+            self._handshake.set_exception(error)
+        for future in list(self._pending.values()):
+            if not future.done():
+                future.set_exception(error)
+        self._pending.clear()
+
+    def send(self, surface: str, method: str, params: Mapping[str, Any] | None) -> Any:
+        if surface != "sdk":
+            raise CapabilityUnavailable(
+                "the console surface is reachable over HTTP only (MetaClient.connect with console_token=...)"
+            )
+        request_id, body = envelope(method, params)
+        future: Future[Any] = Future()
+        with self._lock:
+            if self._closed or self._proc.poll() is not None:
+                raise self._exited()
+            self._pending[request_id] = future
+            try:
+                self._stdin.write(body + b"\n")
+                self._stdin.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                self._pending.pop(request_id, None)
+                raise self._exited() from None
+        try:
+            reply = future.result(timeout=self._timeout_s)
+        except FutureTimeout:
+            self._pending.pop(request_id, None)
+            raise MetaTimeoutError(f"no reply to {method} within {self._timeout_s:g} s") from None
+        return raise_for_reply(reply)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            with contextlib.suppress(OSError):
+                self._stdin.close()  # the gateway's clean shutdown: end of input
+        try:
+            self._proc.wait(timeout=CLOSE_GRACE_S)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        for thread in self._threads:  # they end at the pipes' end of file, which the exit brought
+            if thread is not threading.current_thread():
+                thread.join(CLOSE_GRACE_S)
+        for stream in (self._proc.stdout, self._proc.stderr):
+            if stream is not None:
+                stream.close()
+        if self._cleanup is not None:
+            self._cleanup.cleanup()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.poll()
+
+
+def config_file(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> tuple[Path | None, Any]:
+    """A config to hand a child: a path as given, a mapping written to a private temporary file."""
+    if config is None:
+        return None, None
+    if isinstance(config, Mapping):
+        holder = tempfile.TemporaryDirectory(prefix="meta-client-")
+        path = Path(holder.name) / "config.toml"
+        path.write_text(toml_text(config), encoding="utf-8")
+        return path, holder
+    return Path(config), None
+
+
+class MetaClient(MetaApi):
+    """The typed API of a running gateway. Build one with :meth:`connect` or :meth:`spawn`; close
+    it (or use ``with``). Safe to share between threads."""
+
+    def __init__(self, channel: _Channel, *, max_retries: int = 1) -> None:
+        self._channel = channel
+        self.max_retries = max_retries
+
+    @classmethod
+    def connect(
+        cls,
+        url: str,
+        *,
+        token: str | None = None,
+        console_token: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        max_retries: int = 1,
+    ) -> MetaClient:
+        """A client of the gateway serving ``url`` (``meta_gateway serve``): ``token`` for
+        ``POST /rpc`` (``[[rpc.auth.tokens]]``), ``console_token`` for :attr:`console`."""
+        return cls(_HttpChannel(url, token, console_token, timeout), max_retries=max_retries)
+
+    @classmethod
+    def spawn(
+        cls,
+        *,
+        state_dir: str | os.PathLike[str],
+        config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+        command: str | Sequence[str] | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        max_retries: int = 1,
+    ) -> MetaClient:
+        """Start ``meta_gateway stdio`` on ``state_dir`` as a child process (it holds the state dir
+        until :meth:`close`). ``config``: a TOML file's path, or a mapping in the same shape.
+
+        Raises:
+            MetaConnectionError: the child could not start or exited (its refusal is in the message).
+        """
+        path, holder = config_file(config)
+        argv = gateway_argv(command, state_dir, path)
+        return cls(_StdioChannel(argv, timeout, holder), max_retries=max_retries)
+
+    def _invoke(self, call: Call[R]) -> R:
+        attempts = 1 + (self.max_retries if call.idempotent else 0)
+        for attempt in range(attempts):
+            try:
+                return call.read(self._channel.send(call.surface, call.method, call.params))
+            except MetaConnectionError:
+                if attempt + 1 == attempts:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @property
+    def console(self) -> Console:
+        """The console surface (``POST /console/rpc`` with the ``console_token``)."""
+        return Console(self)
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> MetaClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,799 @@
+"""What each JSON-RPC method accepts and returns, as JSON Schema: the method table's signatures.
+
+Each :class:`Params` names every key its method's parser reads. The dispatcher refuses any other
+key (-32602 naming it) before the parser runs, and the OpenRPC document (:mod:`.openrpc`) and
+``docs/api.md`` are generated from these same objects, so what the API describes is what it
+accepts. The parsers stay the one place each field's *rules* live (and their messages); a test
+walks every method and checks that each declared key is really read by its parser.
+
+Byte limits are on the UTF-8 encoding; JSON Schema has no keyword for that, so they are stated in
+the description and as ``x-maxBytes``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InvalidParams
+from ..memory.params import ANY_STATUS as LIST_ANY_STATUS
+from ..memory.params import (
+    IDENTITY_MAX_BYTES,
+    LIST_LIMIT_DEFAULT,
+    LIST_LIMIT_MAX,
+    MAX_ENTRIES_LIMIT,
+    QUERY_TEXT_MAX_BYTES,
+)
+from ..memory.records import RecordKind, ScopeKind, Status
+from ..memory.validator import BODY_MAX_BYTES, TAG_MAX_BYTES, TAGS_MAX, TITLE_MAX_BYTES
+from ..names import REALM_MAX_BYTES
+from ..timeline import QUERY_LIMIT_MAX
+
+__all__ = ["Param", "Params", "Schema"]
+
+Schema = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One named parameter (an OpenRPC content descriptor)."""
+
+    name: str
+    schema: Schema
+    required: bool = False
+    description: str = ""
+
+    def to_openrpc(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "required": self.required, "schema": dict(self.schema)}
+        if self.description:
+            out["description"] = self.description
+        return out
+
+
+@dataclass(frozen=True)
+class Params:
+    """A method's parameters: by name, in one JSON object (``null`` or absent when none is required).
+
+    ``error_prefix`` is prepended to the refusal of an unknown key, for the method families whose
+    -32602 messages carry one (the ledger's ``Invalid params: ``)."""
+
+    fields: tuple[Param, ...] = ()
+    error_prefix: str = ""
+    example: Mapping[str, Any] | None = None
+    _names: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_names", frozenset(p.name for p in self.fields))
+
+    @property
+    def names(self) -> frozenset[str]:
+        return self._names
+
+    def refuse_unknown(self, params: Any) -> None:
+        """Raise -32602 naming the first key (in sorted order) this method does not take."""
+        if not isinstance(params, dict) or not params:
+            return
+        unknown = sorted(k for k in params if k not in self._names)
+        if not unknown:
+            return
+        key = unknown[0]
+        accepted = sorted(self._names)
+        close = difflib.get_close_matches(key, accepted, n=1)
+        hint = (
+            f"did you mean '{close[0]}'?"
+            if close
+            else (f"accepted: {', '.join(accepted)}" if accepted else "this method takes no params")
+        )
+        raise InvalidParams(
+            f"{self.error_prefix}unknown param '{key}' ({hint})",
+            data={"unknown": unknown, "accepted": accepted},
+        )
+
+    def schema(self) -> dict[str, Any]:
+        """The whole params object as one JSON Schema."""
+        return {
+            "type": "object",
+            "properties": {p.name: dict(p.schema) for p in self.fields},
+            "required": [p.name for p in self.fields if p.required],
+            "additionalProperties": False,
+        }
+
+
+# -- schema builders ----------------------------------------------------------------------------
+
+
+def text(description: str = "", *, max_bytes: int | None = None, **extra: Any) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string", "minLength": 1, **extra}
+    if max_bytes is not None:
+        schema["x-maxBytes"] = max_bytes
+        description = f"{description} At most {max_bytes} bytes (UTF-8).".strip()
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def any_text(description: str = "") -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def integer(
+    description: str = "", *, minimum: int | None = None, maximum: int | None = None
+) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "integer"}
+    if minimum is not None:
+        schema["minimum"] = minimum
+    if maximum is not None:
+        schema["maximum"] = maximum
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def boolean(description: str = "", *, default: bool | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "boolean"}
+    if default is not None:
+        schema["default"] = default
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def choice(values: tuple[str, ...], description: str = "") -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string", "enum": list(values)}
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def array(items: Schema, description: str = "", *, max_items: int | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "array", "items": dict(items)}
+    if max_items is not None:
+        schema["maxItems"] = max_items
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def obj(
+    properties: Mapping[str, Schema] | None = None,
+    *,
+    required: tuple[str, ...] = (),
+    description: str = "",
+    closed: bool = False,
+) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object"}
+    if properties:
+        schema["properties"] = {k: dict(v) for k, v in properties.items()}
+    if required:
+        schema["required"] = list(required)
+    if closed:
+        schema["additionalProperties"] = False
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def nullable(schema: Schema) -> dict[str, Any]:
+    return {"anyOf": [dict(schema), {"type": "null"}]}
+
+
+FREE_OBJECT = obj(description="A JSON object of the caller's; its keys are kept as given.")
+
+
+# -- the shared fields --------------------------------------------------------------------------
+
+IDENTITY = Param(
+    "identity",
+    text(
+        "The identity whose memory this is (e.g. `lead:main`); no control characters.",
+        max_bytes=IDENTITY_MAX_BYTES,
+    ),
+    required=True,
+)
+OPTIONAL_IDENTITY = Param("identity", IDENTITY.schema)
+REALM = Param(
+    "realm",
+    text("The realm (default: `[agent_memory] realm` of the config); trimmed.", max_bytes=REALM_MAX_BYTES),
+)
+MEMORY_ID = Param("memory_id", text("A record id, as returned when it was written."), required=True)
+TITLE = Param(
+    "title", text("One line; whitespace runs become one space.", max_bytes=TITLE_MAX_BYTES), required=True
+)
+BODY = Param("body", text("The memory itself; trimmed.", max_bytes=BODY_MAX_BYTES), required=True)
+TAGS = Param(
+    "tags",
+    array(
+        text("A tag; trimmed and lowercased.", max_bytes=TAG_MAX_BYTES),
+        "Tags: trimmed, lowercased, deduplicated and sorted.",
+        max_items=TAGS_MAX,
+    ),
+)
+SESSION_KEY = Param("session_key", text("A session key from `meta/session/open`."), required=True)
+LIMIT_NOTE = "Out-of-range values are clamped into the range."
+
+RECORD = obj(
+    {
+        "memory_id": any_text("The record's id."),
+        "title": any_text(),
+        "body": any_text(),
+        "tags": array(any_text()),
+        "created_at_ms": integer("Unix milliseconds."),
+        "updated_at_ms": integer("Unix milliseconds."),
+    },
+    required=("memory_id", "title", "body", "tags", "created_at_ms", "updated_at_ms"),
+    description="An agent-memory record.",
+)
+RECORDS = obj({"records": array(RECORD)}, required=("records",))
+
+
+def open_result(description: str = "", **properties: Schema) -> dict[str, Any]:
+    """A result object whose main keys are described; others may follow."""
+    return obj(properties or None, description=description)
+
+
+# -- the agent memory ---------------------------------------------------------------------------
+
+REMEMBER = Params(
+    (IDENTITY, TITLE, BODY, TAGS, REALM),
+    example={"identity": "lead:main", "title": "Deploys", "body": "Deploys need approval.", "tags": ["ops"]},
+)
+RECALL = Params(
+    (
+        IDENTITY,
+        REALM,
+        Param(
+            "selection",
+            choice(("always", "contextual"), "`contextual` ranks by the query; `always` returns the newest."),
+        ),
+        Param("query_text", text("What to recall by.", max_bytes=QUERY_TEXT_MAX_BYTES)),
+        Param("query_terms", array(text(), "Extra query terms.")),
+        Param(
+            "max_entries",
+            integer(
+                "How many records at most (default: `[agent_memory] max_entries`).",
+                minimum=1,
+                maximum=MAX_ENTRIES_LIMIT,
+            ),
+        ),
+        Param(
+            "tags",
+            array(
+                text("A tag; trimmed and lowercased.", max_bytes=TAG_MAX_BYTES),
+                "Only records carrying every one of these tags (AND), filtered before the `max_entries` cut.",
+                max_items=TAGS_MAX,
+            ),
+        ),
+    ),
+    example={"identity": "lead:main", "query_text": "how do deploys work?", "max_entries": 8},
+)
+UPDATE = Params(
+    (IDENTITY, MEMORY_ID, TITLE, BODY, TAGS, REALM),
+    example={
+        "identity": "lead:main",
+        "memory_id": "<id>",
+        "title": "Deploys",
+        "body": "Deploys need two approvals.",
+    },
+)
+FORGET = Params((IDENTITY, MEMORY_ID, REALM), example={"identity": "lead:main", "memory_id": "<id>"})
+FORGET_RESULT = obj(
+    {"memory_id": any_text(), "deleted": boolean("False when no such active record existed.")},
+    required=("memory_id", "deleted"),
+)
+UPDATE_RESULT = obj(
+    {"memory_id": any_text("The new record's id."), "supersedes": any_text("The id it replaced.")},
+    required=("memory_id", "supersedes"),
+)
+
+# meta/agent_memory/list and get (the management reads: memory/params.py has their rules).
+_MANAGED_IDENTITY = Param(
+    "identity",
+    text(
+        IDENTITY.schema["description"] + " Required on the application surface; on the console, leave it "
+        "out to read the realm's records as far as your grants reach.",
+        max_bytes=IDENTITY_MAX_BYTES,
+    ),
+)
+
+
+def _tag_filter(name: str, description: str) -> Param:
+    return Param(
+        name,
+        array(
+            text("A tag; trimmed and lowercased.", max_bytes=TAG_MAX_BYTES), description, max_items=TAGS_MAX
+        ),
+    )
+
+
+def _window(field: str, side: str) -> Param:
+    bound = "at or after (inclusive)" if side == "after" else "strictly before (exclusive)"
+    return Param(
+        f"{field}_{side}_ms", integer(f"Records {field} {bound} this Unix ms.", minimum=0, maximum=2**63 - 1)
+    )
+
+
+AGENT_LIST = Params(
+    (
+        _MANAGED_IDENTITY,
+        REALM,
+        Param(
+            "status",
+            choice(
+                (*(s.value for s in Status), LIST_ANY_STATUS),
+                "Default `active`; `any` lists every status.",
+            ),
+        ),
+        Param("kind", choice(tuple(k.value for k in RecordKind))),
+        _tag_filter("tags_any", "Records carrying at least one of these tags."),
+        _tag_filter("tags_all", "Records carrying every one of these tags."),
+        _window("created", "after"),
+        _window("created", "before"),
+        _window("updated", "after"),
+        _window("updated", "before"),
+        Param(
+            "limit",
+            integer(f"Records per page (default {LIST_LIMIT_DEFAULT}).", minimum=1, maximum=LIST_LIMIT_MAX),
+        ),
+        Param("cursor", text("`next_cursor` of the previous page.")),
+    ),
+    example={"identity": "lead:main", "tags_any": ["ops"], "limit": 20},
+)
+MANAGED_RECORD = obj(
+    {
+        **RECORD["properties"],
+        "realm": any_text(),
+        "scope_kind": any_text(),
+        "scope_key": any_text(),
+        "kind": any_text(),
+        "description": any_text(),
+        "status": choice(tuple(s.value for s in Status)),
+        "quarantine_reason": nullable(any_text()),
+        "trust": any_text(),
+        "author": FREE_OBJECT,
+        "supersedes": nullable(any_text()),
+        "superseded_by": nullable(any_text()),
+        "derived_from": array(any_text()),
+        "ever_quarantined": boolean(),
+        "content_hash": any_text(),
+    },
+    required=(*RECORD["required"], "realm", "status", "kind", "trust", "author"),
+    description="An agent-memory record with what managing it needs.",
+)
+AGENT_LIST_RESULT = obj(
+    {
+        "realm": any_text(),
+        "records": array(MANAGED_RECORD, "Newest updated first (then memory id, descending)."),
+        "next_cursor": nullable(any_text("Pass as `cursor` for the next page; null on the last page.")),
+    },
+    required=("realm", "records", "next_cursor"),
+)
+AGENT_GET = Params(
+    (_MANAGED_IDENTITY, MEMORY_ID, REALM), example={"identity": "lead:main", "memory_id": "<id>"}
+)
+AGENT_GET_RESULT = obj(
+    {
+        "realm": any_text(),
+        "record": MANAGED_RECORD,
+        "successor": nullable(
+            any_text("The current successor's id (superseded or released, followed to the end).")
+        ),
+    },
+    required=("realm", "record", "successor"),
+)
+
+# -- the runtime --------------------------------------------------------------------------------
+
+NO_PARAMS = Params()
+STATUS_RESULT = open_result(
+    "The runtime's status.",
+    contract_version=any_text(),
+    version=any_text(),
+    state_dir=any_text(),
+    features=FREE_OBJECT,
+    storage=FREE_OBJECT,
+)
+CAPABILITIES_RESULT = open_result(
+    "What this surface offers to this caller.",
+    contract_version=any_text(),
+    methods=array(any_text(), "Method names, sorted."),
+    storage=FREE_OBJECT,
+)
+DISCOVER_RESULT = open_result(
+    "An OpenRPC 1.x document describing this surface.",
+    openrpc=any_text(),
+    info=FREE_OBJECT,
+    methods=array(FREE_OBJECT),
+)
+DOCTOR = Params(
+    (
+        Param(
+            "state_dir",
+            text("The state directory to diagnose (over HTTP: this gateway's own)."),
+            required=True,
+        ),
+        Param("identity", text("Also count this identity's records.")),
+    ),
+    example={"state_dir": ".meta/state"},
+)
+DOCTOR_RESULT = open_result("The storage doctor's report.", findings=array(FREE_OBJECT))
+TIMELINE_QUERY = Params(
+    (
+        Param("after", text("Return events after this event_id (e.g. `console-evt-42`).")),
+        Param("limit", integer("How many events at most (default 100).", minimum=1, maximum=QUERY_LIMIT_MAX)),
+    ),
+    example={"limit": 50},
+)
+TIMELINE_RESULT = open_result(
+    "Stored timeline events, oldest first.",
+    events=array(FREE_OBJECT),
+    next_after=nullable(any_text()),
+)
+
+# -- the assertion ledger -----------------------------------------------------------------------
+
+LEDGER = "Invalid params: "
+LEDGER_TOKEN = "Trimmed and lowercased; whitespace runs become `_`."
+STORE_NAME = text("One of the ledger's stores (default `semantic`).")
+MEMORY_INDEX = Params(
+    (
+        Param("entity", text(LEDGER_TOKEN), required=True),
+        Param("topic", text(LEDGER_TOKEN), required=True),
+        Param("store", STORE_NAME),
+        Param("fact", text("The fact; required unless `conflict` is true.")),
+        Param("metadata", FREE_OBJECT),
+        Param("conflict", boolean("Record a conflict signal for the key.")),
+        Param("conflict_reason", any_text("Why the key is in conflict.")),
+    ),
+    error_prefix=LEDGER,
+    example={"entity": "deploy", "topic": "window", "fact": "Tuesdays only"},
+)
+MEMORY_INDEX_RESULT = obj(
+    {
+        "entity": any_text(),
+        "topic": any_text(),
+        "store": any_text(),
+        "assertion_id": nullable(any_text()),
+        "conflict_active": boolean(),
+    },
+    required=("entity", "topic", "store", "assertion_id", "conflict_active"),
+)
+MEMORY_QUERY = Params(
+    (
+        Param("entity", any_text("Filter by entity.")),
+        Param("topic", any_text("Filter by topic.")),
+        Param("store", any_text("Filter by store.")),
+        Param("query", any_text("Substring filter over entity, topic and fact.")),
+    ),
+    error_prefix=LEDGER,
+    example={"query": "deploy"},
+)
+ASSERTION = obj(
+    {
+        "assertion_id": any_text(),
+        "entity": any_text(),
+        "topic": any_text(),
+        "store": any_text(),
+        "fact": any_text(),
+        "metadata": nullable(FREE_OBJECT),
+        "indexed_at_ms": integer(),
+    },
+    required=("assertion_id", "entity", "topic", "store", "fact", "metadata", "indexed_at_ms"),
+)
+CONFLICT = obj(
+    {
+        "entity": any_text(),
+        "topic": any_text(),
+        "store": any_text(),
+        "reason": nullable(any_text()),
+        "updated_at_ms": integer(),
+    },
+    required=("entity", "topic", "store", "reason", "updated_at_ms"),
+)
+MEMORY_QUERY_RESULT = obj(
+    {"assertions": array(ASSERTION), "conflicts": array(CONFLICT)}, required=("assertions", "conflicts")
+)
+MEMORY_STORES = Params(error_prefix=LEDGER)
+MEMORY_STORES_RESULT = obj(
+    {
+        "stores": array(
+            obj({"store": any_text(), "record_count": integer()}, required=("store", "record_count"))
+        )
+    },
+    required=("stores",),
+)
+
+# -- host sessions ------------------------------------------------------------------------------
+
+SESSION_OPEN = Params(
+    (IDENTITY, REALM, Param("mob", text("The mob the session acts in (for mob-scoped proposals)."))),
+    example={"identity": "lead:main"},
+)
+SESSION_KEY_RESULT = obj({"session_key": any_text()}, required=("session_key",))
+SESSION_OPEN_RESULT = obj(
+    {
+        "session_key": any_text(),
+        "identity": any_text(),
+        "realm": any_text("The realm the session reads and writes."),
+    },
+    required=("session_key", "identity", "realm"),
+)
+SESSION_REF = Params((SESSION_KEY,), example={"session_key": "<key>"})
+CONTEXT_RESULT = obj(
+    {
+        "text": nullable(any_text("The memory header to put in the prompt (null: nothing to inject).")),
+        "injected": array(any_text(), "Ids of the records injected."),
+    },
+    required=("text", "injected"),
+)
+SESSION_TURN = Params(
+    (SESSION_KEY, Param("message", any_text("The user's message."), required=True)),
+    example={"session_key": "<key>", "message": "what is the deploy rule?"},
+)
+TURN_RESULT = obj(
+    {"text": any_text("The message with the memory context."), "injected": array(any_text())},
+    required=("text", "injected"),
+)
+PROVENANCE = obj(
+    {"kind": any_text(), "source_id": any_text()},
+    description="Where the tool's output came from (classified trusted or untrusted by the config).",
+)
+SESSION_TOOL_RESULT = Params(
+    (
+        Param("session_key", text("The session; omit it (and give `identity`) before the host has one.")),
+        OPTIONAL_IDENTITY,
+        Param("tool_name", text("The tool whose result this is."), required=True),
+        Param("provenance", PROVENANCE),
+        Param("server_tool", boolean("A tool the LLM provider ran.", default=False)),
+        Param("is_error", boolean("The tool failed.", default=False)),
+    ),
+    example={"session_key": "<key>", "tool_name": "web_fetch"},
+)
+TOOL_RESULT_RESULT = obj(
+    {"trusted": boolean(), "tainted": boolean("Whether the session is tainted now.")},
+    required=("trusted", "tainted"),
+)
+SESSION_MEMORY_TOOL = Params(
+    (
+        SESSION_KEY,
+        Param(
+            "arguments",
+            {"description": "The LLM's `memory` tool arguments: an object, or its JSON text."},
+            required=True,
+        ),
+    ),
+    example={"session_key": "<key>", "arguments": {"command": "view"}},
+)
+MEMORY_TOOL_RESULT = obj(
+    {
+        "content": any_text("What the LLM reads back."),
+        "is_error": boolean(),
+        "outcome": choice(("stored", "quarantined", "none")),
+    },
+    required=("content", "is_error", "outcome"),
+)
+CLOSED_RESULT = obj({"closed": boolean()}, required=("closed",))
+TOOL_DEFINITIONS = Params(
+    (
+        Param(
+            "format",
+            choice(("anthropic", "json_schema", "openai", "openai_responses"), "Default `json_schema`."),
+        ),
+    ),
+    example={"format": "openai"},
+)
+TOOL_DEFINITIONS_RESULT = obj({"tools": array(FREE_OBJECT)}, required=("tools",))
+
+# -- approval gating ----------------------------------------------------------------------------
+
+GATING_EVALUATE = Params(
+    (
+        Param("action", text("What the actor wants to do."), required=True),
+        Param("actor_id", text("Who wants to do it."), required=True),
+        Param("risk_tier", choice(("r0", "r1", "r2", "r3"), "Case-insensitive."), required=True),
+        Param("rationale", any_text()),
+        Param("requested_approver", any_text()),
+        Param("approval_recipient", any_text()),
+        Param("approval_channel", any_text()),
+        Param("approval_timeout_ms", integer("Clamped into the configured bounds.", minimum=0)),
+        Param("entity", any_text("The ledger key's entity the action touches.")),
+        Param("topic", any_text("The ledger key's topic the action touches.")),
+    ),
+    error_prefix=LEDGER,
+    example={"action": "deploy", "actor_id": "lead:main", "risk_tier": "r2"},
+)
+GATING_EVALUATE_RESULT = open_result(
+    "The gate's verdict.",
+    action_id=any_text(),
+    outcome=any_text(),
+    pending_id=nullable(any_text()),
+    deadline_at_ms=nullable(integer()),
+    audit_id=any_text(),
+)
+GATING_DECIDE = Params(
+    (
+        Param("pending_id", text(), required=True),
+        Param("approver_id", text(), required=True),
+        Param("decision", choice(("approve", "reject", "escalate"), "Case-insensitive."), required=True),
+        Param("reason", any_text()),
+    ),
+    error_prefix=LEDGER,
+    example={"pending_id": "<id>", "approver_id": "ops:alice", "decision": "approve"},
+)
+GATING_DECIDE_RESULT = open_result(
+    "The decision as recorded.", pending_id=any_text(), outcome=any_text(), audit_id=any_text()
+)
+GATING_PENDING = Params(error_prefix=LEDGER)
+GATING_PENDING_RESULT = obj({"pending": array(FREE_OBJECT)}, required=("pending",))
+GATING_AUDIT = Params(
+    (Param("limit", integer("How many entries, newest first (default 50).", minimum=1, maximum=500)),),
+    error_prefix=LEDGER,
+    example={"limit": 20},
+)
+GATING_AUDIT_RESULT = obj({"entries": array(FREE_OBJECT)}, required=("entries",))
+
+# -- review and the steward ---------------------------------------------------------------------
+
+QUARANTINE_DECIDE = Params(
+    (
+        IDENTITY,
+        REALM,
+        MEMORY_ID,
+        Param("verdict", choice(("release", "tombstone")), required=True),
+        Param(
+            "expected_content_hash",
+            text(
+                "The content hash of the record as you reviewed it (64 lowercase hex).",
+                pattern="^[0-9a-f]{64}$",
+            ),
+            required=True,
+        ),
+        Param("rationale", any_text("Why.")),
+    ),
+    example={
+        "identity": "lead:main",
+        "memory_id": "<id>",
+        "verdict": "release",
+        "expected_content_hash": "0" * 64,
+    },
+)
+QUARANTINE_DECIDE_RESULT = open_result(
+    "What the decision did.", outcome=any_text(), memory_id=any_text(), record_id=nullable(any_text())
+)
+DREAM = Params(
+    (REALM, Param("mob", text("Dream over this mob's records only."))),
+    example={"realm": "default"},
+)
+DREAM_RESULT = open_result(
+    "The dream run's report.", run_id=any_text(), status=any_text(), items=array(FREE_OBJECT)
+)
+
+# -- the console panel --------------------------------------------------------------------------
+
+PANEL_LIMIT = "How many rows at most. " + LIMIT_NOTE
+PANEL_RECORDS = Params(
+    (
+        REALM,
+        Param("scope", choice(tuple(k.value for k in ScopeKind))),
+        OPTIONAL_IDENTITY,
+        Param("scope_key", any_text("The scope's key (the identity, mob or operator).")),
+        Param("status", choice(tuple(s.value for s in Status))),
+        Param("limit", integer(PANEL_LIMIT + " Default 50, at most 200.")),
+        Param("cursor", text("`next_cursor` of the previous page.")),
+    ),
+    example={"identity": "lead:main", "limit": 20},
+)
+PANEL_RECORD = Params((MEMORY_ID, REALM), example={"memory_id": "<id>"})
+
+
+def listing(limit: str | None) -> Params:
+    fields = (REALM,) if limit is None else (REALM, Param("limit", integer(PANEL_LIMIT + " " + limit)))
+    return Params(fields, example={})
+
+
+PANEL_RESULT = open_result("A console panel view.", realms=array(any_text(), "The realms the view covers."))
+
+
+# -- the table ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Signature:
+    params: Params
+    result: Schema
+    summary: str
+
+
+def _panel(summary: str, params: Params) -> Signature:
+    return Signature(params, PANEL_RESULT, summary)
+
+
+SIGNATURES: Mapping[str, Signature] = {
+    "rpc.discover": Signature(NO_PARAMS, DISCOVER_RESULT, "This surface's OpenRPC document."),
+    "meta/status": Signature(
+        NO_PARAMS, STATUS_RESULT, "The runtime's version, state dir, features and storage."
+    ),
+    "meta/capabilities": Signature(
+        NO_PARAMS, CAPABILITIES_RESULT, "The methods this surface offers this caller, and the storage census."
+    ),
+    "meta/memory/index": Signature(
+        MEMORY_INDEX, MEMORY_INDEX_RESULT, "Record a fact (or a conflict signal) in the assertion ledger."
+    ),
+    "meta/memory/query": Signature(
+        MEMORY_QUERY, MEMORY_QUERY_RESULT, "Read the ledger's assertions and conflicts."
+    ),
+    "meta/memory/stores": Signature(
+        MEMORY_STORES, MEMORY_STORES_RESULT, "The ledger's stores and their sizes."
+    ),
+    "meta/agent_memory/remember": Signature(REMEMBER, RECORD, "Write a memory for an identity."),
+    "meta/agent_memory/recall": Signature(RECALL, RECORDS, "Recall an identity's memories by context."),
+    "meta/agent_memory/update": Signature(
+        UPDATE, UPDATE_RESULT, "Replace a memory: the new record supersedes the old."
+    ),
+    "meta/agent_memory/forget": Signature(FORGET, FORGET_RESULT, "Forget a memory (it is tombstoned)."),
+    "meta/agent_memory/list": Signature(
+        AGENT_LIST, AGENT_LIST_RESULT, "List an identity's memories by filter, newest first, in keyset pages."
+    ),
+    "meta/agent_memory/get": Signature(
+        AGENT_GET, AGENT_GET_RESULT, "One memory by id, with the id of its current successor."
+    ),
+    "meta/session/open": Signature(SESSION_OPEN, SESSION_OPEN_RESULT, "Open a host session for an identity."),
+    "meta/session/build_context": Signature(
+        SESSION_REF, CONTEXT_RESULT, "The memory context to put in the session's next prompt."
+    ),
+    "meta/session/turn": Signature(
+        SESSION_TURN, TURN_RESULT, "A user turn, with the memory context it recalls."
+    ),
+    "meta/session/tool_result": Signature(
+        SESSION_TOOL_RESULT, TOOL_RESULT_RESULT, "Report a tool result before the LLM reads it (taint)."
+    ),
+    "meta/session/memory_tool": Signature(
+        SESSION_MEMORY_TOOL, MEMORY_TOOL_RESULT, "Run the LLM's `memory` tool call for the session."
+    ),
+    "meta/session/reset": Signature(SESSION_REF, SESSION_KEY_RESULT, "Start the session over, clean."),
+    "meta/session/compact": Signature(SESSION_REF, SESSION_KEY_RESULT, "Compact the session's context."),
+    "meta/session/close": Signature(SESSION_REF, CLOSED_RESULT, "Close the session."),
+    "meta/session/tool_definitions": Signature(
+        TOOL_DEFINITIONS, TOOL_DEFINITIONS_RESULT, "The `memory` tool's definition for an LLM API."
+    ),
+    "meta/timeline/query": Signature(TIMELINE_QUERY, TIMELINE_RESULT, "Read the persisted timeline."),
+    "meta/storage/doctor": Signature(DOCTOR, DOCTOR_RESULT, "Diagnose a state directory's storage."),
+    "meta/gating/evaluate": Signature(
+        GATING_EVALUATE, GATING_EVALUATE_RESULT, "Ask whether an action may run, or must wait for approval."
+    ),
+    "meta/gating/decide": Signature(
+        GATING_DECIDE, GATING_DECIDE_RESULT, "Approve, reject or escalate a pending action."
+    ),
+    "meta/gating/pending": Signature(
+        GATING_PENDING, GATING_PENDING_RESULT, "The actions waiting for approval."
+    ),
+    "meta/gating/audit": Signature(
+        GATING_AUDIT, GATING_AUDIT_RESULT, "The gating audit trail, newest first."
+    ),
+    "meta/memory/steward/dream": Signature(DREAM, DREAM_RESULT, "Run the memory steward over a realm now."),
+    "meta/memory/quarantine/decide": Signature(
+        QUARANTINE_DECIDE,
+        QUARANTINE_DECIDE_RESULT,
+        "Release or discard a quarantined record, bound to the content hash you reviewed.",
+    ),
+    "meta/memory/panel/records": _panel(
+        "Records, newest first, with filters and keyset paging.", PANEL_RECORDS
+    ),
+    "meta/memory/panel/record": _panel("One record with its supersede chain and injections.", PANEL_RECORD),
+    "meta/memory/panel/quarantine": _panel("The quarantine queue.", listing("Default 50, at most 200.")),
+    "meta/memory/panel/dreams": _panel("Recent dream reports.", listing("Default 20, at most 100.")),
+    "meta/memory/panel/dream_runs": _panel("Recent dream runs.", listing("Default 20, at most 100.")),
+    "meta/memory/panel/audit_verdicts": _panel(
+        "The steward's audit verdicts.", listing("Default 50, at most 200.")
+    ),
+    "meta/memory/panel/overview": _panel("Per-realm counts.", listing(None)),
+    "meta/memory/panel/proposals": _panel("Pending proposals.", listing("Default 50, at most 200.")),
+    "meta/memory/panel/injections": _panel("Recent injections.", listing("Default 50, at most 200.")),
+    "meta/memory/panel/harvests": _panel(
+        "Pending exit-interview harvests.", listing("Default 50, at most 200.")
+    ),
+}

@@ -1,0 +1,152 @@
+"""Agent memory's management reads: records by filter in keyset pages (``meta/agent_memory/list``),
+and one record by id with its current successor (``meta/agent_memory/get``).
+
+Every filter runs in the store's query (:meth:`RealmStore.full_records_page`), so a page is short
+only at the end. A caller that may read only some records (the console) passes a
+:class:`RecordGate`, and the listing reads on past the records it may not read, as the panel's
+record listing does: its pages are full too, and ``next_cursor`` comes exactly when another
+readable record follows. A record's successor is the end of its chain: a superseded record's
+``superseded_by``, a released quarantined record's ``<id>-released``, and on from there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..errors import InternalError, UnknownRecord
+from .params import GetParams, ListParams, format_cursor
+from .records import Record, Scope, Status, released_id
+from .rows import RecordKey, record_key
+from .store import RealmStore
+
+__all__ = [
+    "SUCCESSOR_HOPS",
+    "RecordGate",
+    "RecordListing",
+    "RecordLookup",
+    "current_successor",
+    "get",
+    "list_page",
+]
+
+SUCCESSOR_HOPS = 64  # links followed before the walk stops (a chain this long is hand-made)
+_BATCH_MAX = 201  # records read per store page while skipping unreadable ones
+
+
+class RecordGate(Protocol):
+    """What a caller may read (the console's access rules: ``panel.Viewer`` is one)."""
+
+    def record(self, record: Record) -> bool: ...
+
+    def require_record(self, record: Record) -> None:
+        """Raises:
+        AccessDenied: the caller may not read ``record``.
+        """
+        ...
+
+    def require_identity(self, identity: str) -> None:
+        """Raises:
+        AccessDenied: the caller may not read ``identity``'s memory.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class RecordListing:
+    realm: str
+    records: tuple[Record, ...]
+    next_cursor: RecordKey | None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "realm": self.realm,
+            "records": [r.to_api_full() for r in self.records],
+            "next_cursor": format_cursor(self.next_cursor) if self.next_cursor is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class RecordLookup:
+    realm: str
+    record: Record
+    successor: str | None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"realm": self.realm, "record": self.record.to_api_full(), "successor": self.successor}
+
+
+def list_page(store: RealmStore | None, p: ListParams, gate: RecordGate | None = None) -> RecordListing:
+    """One page of ``meta/agent_memory/list`` (``store``: ``None`` when the realm has none).
+
+    Raises:
+        AccessDenied: ``gate`` refuses the identity the params name.
+    """
+    if gate is not None and p.identity is not None:
+        gate.require_identity(p.identity)
+    if store is None:
+        return RecordListing(p.realm, (), None)
+    if gate is None:
+        page = store.full_records_page(p.where, p.cursor, p.limit)
+        return RecordListing(p.realm, page.records, page.next_cursor)
+    kept: list[Record] = []
+    after = p.cursor
+    batch = min(p.limit + 1, _BATCH_MAX)
+    while True:
+        page = store.full_records_page(p.where, after, batch)
+        for record in page.records:
+            if not gate.record(record):
+                continue
+            if len(kept) == p.limit:  # a readable record follows the page
+                return RecordListing(p.realm, tuple(kept), record_key(kept[-1]))
+            kept.append(record)
+        if page.next_cursor is None:
+            return RecordListing(p.realm, tuple(kept), None)
+        if after is not None and not page.next_cursor < after:
+            raise InternalError(f"the store of realm '{p.realm}' did not advance past {format_cursor(after)}")
+        after = page.next_cursor
+
+
+def get(store: RealmStore | None, p: GetParams, gate: RecordGate | None = None) -> RecordLookup:
+    """``meta/agent_memory/get``: the record, and its current successor (``None`` when it has
+    none, or when ``gate`` may not read it).
+
+    Raises:
+        UnknownRecord: -32001, no such record (in the identity's scope, when one is named).
+        AccessDenied: ``gate`` may not read the record.
+    """
+    record = store.get(p.memory_id) if store is not None else None
+    if record is None or (p.identity is not None and record.scope != Scope.identity(p.realm, p.identity)):
+        raise UnknownRecord(f"unknown memory record '{p.memory_id}'")
+    assert store is not None
+    if gate is not None:
+        gate.require_record(record)
+    successor = current_successor(store, record)
+    if successor is not None and gate is not None and not gate.record(successor):
+        successor = None
+    return RecordLookup(p.realm, record, successor.id if successor is not None else None)
+
+
+def current_successor(store: RealmStore, record: Record) -> Record | None:
+    """The end of ``record``'s chain of successors within its scope, or ``None`` when it has
+    none: an active record, an unreviewed quarantined one, a tombstone nothing replaced."""
+    seen = {record.id}
+    current = record
+    for _ in range(SUCCESSOR_HOPS):
+        following = _next(store, current)
+        if following is None or following.id in seen or following.scope != record.scope:
+            break
+        seen.add(following.id)
+        current = following
+    return None if current is record else current
+
+
+def _next(store: RealmStore, record: Record) -> Record | None:
+    if record.status is Status.SUPERSEDED and record.superseded_by is not None:
+        return store.get(record.superseded_by)
+    if record.status is Status.TOMBSTONED and record.ever_quarantined:
+        # A release tombstones the original and creates its successor under the derived id.
+        released = store.get(released_id(record.id))
+        if released is not None and released.derived_from == (record.id,):
+            return released
+    return None
