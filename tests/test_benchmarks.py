@@ -66,3 +66,8 @@ def test_the_postgres_benchmark_runs(backend: Backend) -> None:
         with psycopg.connect(base, autocommit=True) as admin:  # the fixture's schema, kept by design
             admin.execute("DROP SCHEMA IF EXISTS bench_recall_2x120 CASCADE")
     assert "2 gateways / 1 gateway aggregate remember/s" in out and "contextual recall" in out
+
+
+def test_the_clients_benchmark_runs() -> None:
+    out = _run("clients.py", "--calls", "30", "--records", "40", "--repeat", "1")
+    assert "client / bare" in out and "AsyncMetaClient over HTTP" in out and "import" in out

@@ -6,12 +6,12 @@ import collections
 import contextlib
 import json
 import os
+import select
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
@@ -86,15 +86,48 @@ class _HttpChannel:
         self._http.close()
 
 
+class _Lines:
+    """Lines from a pipe, each read wait bounded (``select`` before every ``os.read``)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._fd = stream.fileno()
+        self._buffer = bytearray()
+        self.ended = False
+
+    def next(self, deadline: float) -> bytes | None:
+        """The next line, or ``None`` at end of file.
+
+        Raises:
+            TimeoutError: no whole line before ``deadline`` (``time.monotonic()``).
+        """
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buffer[: end + 1])
+                del self._buffer[: end + 1]
+                return line
+            if self.ended:
+                return None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self._fd], [], [], remaining)[0]:
+                raise TimeoutError
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                self.ended = True
+                continue
+            self._buffer += chunk
+
+
 class _StdioChannel:
-    """JSON lines to a child's stdin, replies matched by id from its stdout (a reader thread)."""
+    """JSON lines to a child's stdin; each call reads the child's stdout itself until its own reply
+    (the gateway answers one line at a time, so calls take turns under a lock; a reply that comes
+    after its call timed out is passed over by the next call)."""
 
     def __init__(
         self, argv: list[str], timeout_s: float, cleanup: tempfile.TemporaryDirectory[str] | None
     ) -> None:
         self._timeout_s = timeout_s
         self._cleanup = cleanup
-        self._pending: dict[int, Future[Any]] = {}
         self._lock = threading.Lock()
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         self._closed = False
@@ -108,26 +141,29 @@ class _StdioChannel:
             self._proc.stdin is not None and self._proc.stdout is not None and self._proc.stderr is not None
         )
         self._stdin: IO[bytes] = self._proc.stdin
-        self._handshake: Future[Any] = Future()
-        self._threads = [
-            threading.Thread(target=self._drain_stderr, args=(self._proc.stderr,), daemon=True),
-            threading.Thread(target=self._read, args=(self._proc.stdout,), daemon=True),
-        ]
-        for thread in self._threads:
-            thread.start()
+        self._lines = _Lines(self._proc.stdout)
+        self._stderr_thread = threading.Thread(
+            target=self._drain_stderr, args=(self._proc.stderr,), daemon=True
+        )
+        self._stderr_thread.start()
         try:
-            handshake = self._handshake.result(timeout=SPAWN_TIMEOUT_S)
-        except FutureTimeout:
+            first = self._lines.next(time.monotonic() + SPAWN_TIMEOUT_S)
+        except TimeoutError:
             self.close()
             raise MetaTimeoutError(f"the gateway did not start within {SPAWN_TIMEOUT_S:.0f} s") from None
-        except MetaConnectionError:
+        if first is None:
+            error = self._exited()
             self.close()
-            raise
+            raise error
+        handshake = _message(first)
         if isinstance(handshake, dict) and "error" in handshake:  # a refusal at boot, typed
             self.close()
             raise error_from_wire(handshake["error"])
 
     def _exited(self) -> MetaConnectionError:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._proc.wait(timeout=CLOSE_GRACE_S)
+        self._stderr_thread.join(CLOSE_GRACE_S)  # the refusal it printed, read to the end
         status = self._proc.poll()
         said = " ".join(
             line.strip() for line in self._stderr_tail if line.strip().startswith("meta_gateway:")
@@ -139,52 +175,31 @@ class _StdioChannel:
         for line in stream:
             self._stderr_tail.append(line.decode("utf-8", "replace"))
 
-    def _read(self, stream: IO[bytes]) -> None:
-        for raw in stream:
-            try:
-                message = json.loads(raw)
-            except ValueError:
-                continue
-            if not self._handshake.done():
-                self._handshake.set_result(message)
-                continue
-            key = message.get("id") if isinstance(message, dict) else None
-            future = self._pending.pop(key, None) if isinstance(key, int) else None
-            if future is not None and not future.done():
-                future.set_result(message)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self._proc.wait(timeout=CLOSE_GRACE_S)
-        error = self._exited()
-        if not self._handshake.done():
-            self._handshake.set_exception(error)
-        for future in list(self._pending.values()):
-            if not future.done():
-                future.set_exception(error)
-        self._pending.clear()
-
     def send(self, surface: str, method: str, params: Mapping[str, Any] | None) -> Any:
         if surface != "sdk":
             raise CapabilityUnavailable(
                 "the console surface is reachable over HTTP only (MetaClient.connect with console_token=...)"
             )
         request_id, body = envelope(method, params)
-        future: Future[Any] = Future()
         with self._lock:
-            if self._closed or self._proc.poll() is not None:
+            if self._closed or self._lines.ended or self._proc.poll() is not None:
                 raise self._exited()
-            self._pending[request_id] = future
             try:
                 self._stdin.write(body + b"\n")
                 self._stdin.flush()
             except (BrokenPipeError, OSError, ValueError):
-                self._pending.pop(request_id, None)
                 raise self._exited() from None
-        try:
-            reply = future.result(timeout=self._timeout_s)
-        except FutureTimeout:
-            self._pending.pop(request_id, None)
-            raise MetaTimeoutError(f"no reply to {method} within {self._timeout_s:g} s") from None
-        return raise_for_reply(reply)
+            deadline = time.monotonic() + self._timeout_s
+            while True:
+                try:
+                    line = self._lines.next(deadline)
+                except TimeoutError:
+                    raise MetaTimeoutError(f"no reply to {method} within {self._timeout_s:g} s") from None
+                if line is None:
+                    raise self._exited()
+                reply = _message(line)
+                if isinstance(reply, dict) and reply.get("id") == request_id:
+                    return raise_for_reply(reply)
 
     def close(self) -> None:
         with self._lock:
@@ -198,18 +213,19 @@ class _StdioChannel:
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.wait()
-        for thread in self._threads:  # they end at the pipes' end of file, which the exit brought
-            if thread is not threading.current_thread():
-                thread.join(CLOSE_GRACE_S)
+        self._stderr_thread.join(CLOSE_GRACE_S)
         for stream in (self._proc.stdout, self._proc.stderr):
             if stream is not None:
                 stream.close()
         if self._cleanup is not None:
             self._cleanup.cleanup()
 
-    @property
-    def returncode(self) -> int | None:
-        return self._proc.poll()
+
+def _message(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
 
 
 def config_file(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> tuple[Path | None, Any]:
