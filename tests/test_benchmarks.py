@@ -71,3 +71,8 @@ def test_the_postgres_benchmark_runs(backend: Backend) -> None:
 def test_the_clients_benchmark_runs() -> None:
     out = _run("clients.py", "--calls", "30", "--records", "40", "--repeat", "1")
     assert "client / bare" in out and "AsyncMetaClient over HTTP" in out and "import" in out
+
+
+def test_the_hybrid_recall_benchmark_runs() -> None:
+    out = _run("hybrid.py", "--records", "150", "--queries", "20", "--remembers", "40", "--repeat", "1")
+    assert "hybrid  p50" in out and "embedding throughput" in out and "remember over stdio" in out

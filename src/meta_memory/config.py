@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import ConfigError, StorageRefused
+from .memory.embedding.models import DEFAULT_MODEL, MODELS
 from .names import realm_problem
 
 __all__ = [
@@ -104,6 +105,14 @@ def _str_list(value: Any) -> tuple[str, ...]:
 Bool = Annotated[bool, BeforeValidator(_boolean)]
 Realm = Annotated[str, BeforeValidator(_realm)]
 NonEmpty = Annotated[str, BeforeValidator(_nonempty_str)]
+
+
+def _embedding_model(value: Any) -> str:
+    if not isinstance(value, str) or value not in MODELS:
+        raise ValueError(f"must be one of {', '.join(sorted(MODELS))} (got {value!r})")
+    return value
+
+
 OptionalStr = Annotated[str | None, BeforeValidator(_optional_str)]
 StrList = Annotated[tuple[str, ...], BeforeValidator(_str_list)]
 
@@ -233,6 +242,10 @@ class AgentMemoryConfig(_Section):
     content_trust: ContentTrustConfig = Field(default_factory=ContentTrustConfig)
     operator_scope: Annotated[str, BeforeValidator(_choice("off", "provisional"))] = "off"
     selector: Annotated[str, BeforeValidator(_selector)] = "off"
+    # "hybrid" fuses the lexical ranking with nearest neighbours by embedding (the `semantic`
+    # extra); the model is pinned by file hash, and switching it rebuilds the realm's vectors.
+    recall: Annotated[str, BeforeValidator(_choice("lexical", "hybrid"))] = "lexical"
+    embedding_model: Annotated[str, BeforeValidator(_embedding_model)] = DEFAULT_MODEL
     hygienist: Annotated[HygienistConfig, BeforeValidator(_parked_section)] = Field(
         default_factory=HygienistConfig
     )
@@ -488,6 +501,12 @@ class MetaConfig(_Section):
 
     def refuse_unservable(self) -> None:
         """Refusals that are about storage rather than syntax (-32014 on the wire)."""
+        am = self.agent_memory
+        if am.enabled and am.recall == "hybrid" and am.store != "sqlite":
+            raise StorageRefused(
+                f"agent_memory.recall = 'hybrid' needs store = 'sqlite' (this release keeps embedding "
+                f"vectors beside the realm files only); store = '{am.store}' recalls lexically"
+            )
         if self.agent_memory.enabled and self.agent_memory.store == "markdown":
             raise StorageRefused(
                 "agent_memory.store = 'markdown' is refused: markdown is import-only in this release; "

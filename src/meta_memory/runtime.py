@@ -17,12 +17,13 @@ from typing import Any
 from . import CONTRACT_VERSION, __version__, backends
 from .access import AccessEngine, BearerAuthenticator, Roster, RosterProvider
 from .clock import Clock, SystemClock
-from .config import DEFAULT_CONFIG, MetaConfig, load_config_dict
+from .config import DEFAULT_CONFIG, AgentMemoryConfig, MetaConfig, load_config_dict
 from .errors import StorageRefused
 from .events import EventSink
 from .gating import Gating
 from .ledger.ledger import Ledger
 from .ledger.local_json import LocalJsonBackend
+from .memory.recall.provider import RecallProvider
 from .memory.service import AgentMemory
 from .review import QuarantineReview
 from .sessions import SessionManager
@@ -34,6 +35,22 @@ from .timeline import Timeline
 __all__ = ["MetaRuntime"]
 
 log = logging.getLogger("meta_memory.runtime")
+
+
+def recall_provider(config: AgentMemoryConfig) -> RecallProvider | None:
+    """``recall = "hybrid"``: the hybrid provider over the configured model (loaded and checked
+    against its pinned hashes now); ``None``: the lexical default.
+
+    Raises:
+        EmbedderUnavailable: the model's files are missing (the message names the extra) or not
+            the pinned ones.
+    """
+    if config.recall != "hybrid":
+        return None
+    from .memory.embedding import load_embedder
+    from .memory.recall.hybrid import HybridRecallProvider
+
+    return HybridRecallProvider(load_embedder(config.embedding_model))
 
 
 @dataclass
@@ -110,9 +127,17 @@ class MetaRuntime:
                 events = timeline
             agent_memory = None
             if config.agent_memory.enabled:
+                # Before any store opens: a missing or tampered model refuses the boot, naming the extra.
+                provider = recall_provider(config.agent_memory)
                 stores = storage.realm_stores(config, memory_root, serving=serving)
                 agent_memory = AgentMemory(
-                    layout, memory_root, config.agent_memory, stores=stores, clock=clock, events=events
+                    layout,
+                    memory_root,
+                    config.agent_memory,
+                    stores=stores,
+                    clock=clock,
+                    events=events,
+                    provider=provider,
                 )
         except BaseException:
             if timeline is not None:

@@ -375,6 +375,7 @@ class AgentMemory:
             query_text=query_text,
             query_terms=query_terms,
             max_entries=self.config.max_entries,
+            lexical_fallback=True,
         )
         budget_s = self.config.recall_timeout_ms / 1000
         started = time.monotonic()

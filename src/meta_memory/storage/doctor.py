@@ -63,6 +63,7 @@ RECALL_INDEX_UNREADABLE = "recall-index-unreadable"
 SCHEMA_NEWER_THAN_SUPPORTED = "schema-newer-than-supported"
 SCHEMA_UPGRADE_PENDING = "schema-upgrade-pending"
 REALM_OK = "realm-ok"
+REALM_VECTORS = "realm-vectors"
 DATABASE_UNREACHABLE = "database-unreachable"
 DATABASE_OK = "database-ok"
 FILES_NOT_SERVED = "files-not-served"
@@ -139,6 +140,8 @@ class RealmInventory:
     unmerged_index: int | None
     identity: str | None = None
     identity_records: dict[str, int] | None = None
+    # recall = "hybrid": {model_id, embedded, active}: how far the realm's vectors have come.
+    vectors: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {
@@ -153,6 +156,8 @@ class RealmInventory:
         if self.identity is not None:
             wire["identity"] = self.identity
             wire["identity_records"] = self.identity_records
+        if self.vectors is not None:
+            wire["vectors"] = self.vectors
         return wire
 
 

@@ -49,6 +49,7 @@ LOCK_FILE = ".meta-runtime.lock"
 EVENT_LOG_FILE = "event_log.sqlite3"
 REALM_DB_SUFFIX = ".sqlite3"
 RECALL_INDEX_SUFFIX = "-index"  # <enc(realm)>.sqlite3-index (and its own -wal / -shm)
+VECTORS_SUFFIX = "-vectors"  # <enc(realm)>.sqlite3-vectors: embedding vectors (derived), recall = "hybrid"
 # What a stage (a file written whole, then renamed over its target) is called while it exists.
 STAGE_SUFFIX = ".tmp"
 # Legacy markdown memory inside a realm's directory: pending, then renamed once imported or refused.
@@ -224,6 +225,11 @@ class StateLayout:
         """The realm file's recall-index file (derived data, rebuilt when missing): beside it, named
         so no realm-file listing (``*.sqlite3``) ever takes it for a realm."""
         return db_path.with_name(db_path.name + RECALL_INDEX_SUFFIX)
+
+    @staticmethod
+    def vector_path(db_path: Path) -> Path:
+        """The realm file's embedding vectors (derived data, rebuilt when missing or of another model)."""
+        return db_path.with_name(db_path.name + VECTORS_SUFFIX)
 
     @staticmethod
     def sqlite_sidecars(db_path: Path) -> tuple[Path, Path]:

@@ -23,7 +23,7 @@ from .scorer import rank
 if TYPE_CHECKING:
     from ..store import RealmStore
 
-__all__ = ["LexicalRecallProvider", "RecallProvider", "RecallQuery"]
+__all__ = ["LexicalRecallProvider", "RecallProvider", "RecallQuery", "only_docs"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,9 @@ class RecallQuery:
     query_terms: tuple[str, ...]
     max_entries: int
     tags: tuple[str, ...] = ()  # only records carrying every one of them (normalized)
+    # Automatic injection: a provider whose extra half fails (an embedder) answers with the lexical
+    # ranking rather than nothing; explicit recall reports the failure.
+    lexical_fallback: bool = False
 
 
 class RecallProvider(Protocol):
@@ -68,6 +71,11 @@ class LexicalRecallProvider:
             and record.status is Status.ACTIVE
             and wanted.issubset(record.tags)
         ]
+
+
+def only_docs(index: TermIndex, allowed: Collection[int]) -> TermIndex:
+    """``index`` restricted to ``allowed`` documents, under the scope's statistics."""
+    return _OnlyDocs(index, allowed)
 
 
 class _OnlyDocs:

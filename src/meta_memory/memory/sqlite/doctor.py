@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ...storage.doctor import (
     EVENT_LOG_UNREADABLE,
@@ -21,6 +21,7 @@ from ...storage.doctor import (
     REALM_OK,
     REALM_READ_IMMUTABLE,
     REALM_UNREADABLE,
+    REALM_VECTORS,
     RECALL_INDEX_UNREADABLE,
     SCHEMA_NEWER_THAN_SUPPORTED,
     SCHEMA_UPGRADE_PENDING,
@@ -381,7 +382,48 @@ def _inspect_realm(path: Path, realm: str, identity: str | None, out: Diagnosis)
         unmerged,
         identity,
         view.identity_records,
+        _vector_state(path, realm, out),
     )
+
+
+def _vector_state(realm_path: Path, realm: str, out: Diagnosis) -> dict[str, Any] | None:
+    """How far the realm's embedding vectors have come (``recall = "hybrid"``), read-only."""
+    vectors = StateLayout.vector_path(realm_path)
+    if not vectors.exists():
+        return None
+    try:
+        meta = _read_sqlite(
+            vectors, lambda db: dict(db.execute("SELECT key, value FROM meta").fetchall())
+        ).value
+        upto = int(meta.get("embedded_upto", "0"))
+        active, embedded = _read_sqlite(
+            realm_path,
+            lambda db: db.execute(
+                "SELECT count(*), count(*) FILTER (WHERE doc <= ?) FROM records WHERE status = 'active'",
+                (upto,),
+            ).fetchone(),
+        ).value
+    except (_Unreadable, sqlite3.Error, ValueError) as exc:
+        out.add(
+            "warning",
+            REALM_VECTORS,
+            f"realm {realm!r}: its embedding vectors cannot be read ({exc}); they are derived data, "
+            "rebuilt by the runtime, and recall is lexical for what they lack meanwhile",
+            path=vectors,
+            realm=realm,
+        )
+        return None
+    model = meta.get("model_id", "?")
+    left = int(active) - int(embedded)
+    out.add(
+        "info",
+        REALM_VECTORS,
+        f"realm {realm!r}: vectors of model {model}: {embedded} of {active} active records embedded"
+        + (f" ({left} to go; hybrid recall finds those lexically meanwhile)" if left else ""),
+        path=vectors,
+        realm=realm,
+    )
+    return {"model_id": model, "embedded": int(embedded), "active": int(active)}
 
 
 def _check_event_log(layout: StateLayout, out: Diagnosis) -> None:

@@ -15,9 +15,11 @@ from pathlib import Path
 from ...clock import Clock
 from ...config import AgentMemoryConfig
 from ...storage.layout import StateLayout
+from ..embedding.models import MODELS
 from .budget import OpenRealmBudget
 from .index_worker import IndexWorkerProcess
 from .store import SqliteRealmStore
+from .vectors import VectorSpec
 
 __all__ = ["SqliteStoreFactory"]
 
@@ -53,6 +55,11 @@ class SqliteStoreFactory:
         )
         if self.index_worker is not None:
             self.index_worker.start()  # its start-up overlaps ours, not the first writes
+        # recall = "hybrid": each realm keeps its records' vectors of the configured model.
+        self.vectors: VectorSpec | None = None
+        if config.recall == "hybrid":
+            spec = MODELS[config.embedding_model]
+            self.vectors = VectorSpec(spec.model_id, spec.dim)
 
     def open_realm(self, realm: str) -> SqliteRealmStore:
         with self._lock:
@@ -67,6 +74,7 @@ class SqliteStoreFactory:
                     index_worker=self.index_worker,
                     shown_as=str(path.relative_to(self.layout.root)),
                     budget=self._budget,
+                    vectors=self.vectors,
                 )
                 self._stores[realm] = store
             return store

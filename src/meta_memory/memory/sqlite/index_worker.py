@@ -36,12 +36,14 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from ...storage.layout import StateLayout
 from ..recall.analyzer import ANALYZER_VERSION
 from .budget import fd_capped
 from .indexing import MERGE_CHUNK, MERGE_QUIET_S, MergePacer, fresh_overflow
 from .recall_index import RecallIndexFile, connect_readonly
+from .vectors import VectorFile
 
 __all__ = ["IndexWorkerProcess", "main"]
 
@@ -56,6 +58,9 @@ CHUNK = 128
 OPEN_REALMS = 32
 FDS_PER_REALM = 6
 NICE = 5
+# Records embedded per turn: a model call on a batch takes tens of milliseconds per record, so
+# small turns keep the other realms' index catch-ups flowing.
+VECTOR_CHUNK = 32
 RESTARTS_PER_MINUTE = 5
 
 
@@ -183,10 +188,47 @@ class _Realm:
             and meta.get("realm_uid") == row[0]
             and meta.get("analyzer_version") == str(ANALYZER_VERSION)
         )
+        # recall = "hybrid": the store made a vector file for its model; this process fills it.
+        self.vectors = VectorFile.follow(path, row[0]) if self.usable and row is not None else None
+
+    def embed_step(self) -> bool:
+        """Embed a chunk of the records not embedded yet; whether more remain."""
+        if self.vectors is None:
+            return False
+        embedder = _embedder(self.vectors.model_id)
+        if embedder is None:
+            return False
+        try:
+            self.vectors.catch_up(self.db, embedder, VECTOR_CHUNK)
+        except Exception as exc:  # a model fault must not stop the indexing of every realm
+            _log.warning("embedding records of %s failed, stopped for it: %s", self.path, type(exc).__name__)
+            self.vectors.close()
+            self.vectors = None
+            return False
+        return self.vectors.behind(self.db)
 
     def close(self) -> None:
         self.index.close()
+        if self.vectors is not None:
+            self.vectors.close()
         self.db.close()
+
+
+_embedders: dict[str, Any] = {}
+
+
+def _embedder(model_id: str) -> Any:
+    """The model, loaded once per process; ``None`` (logged once) when it cannot be."""
+    if model_id not in _embedders:
+        from ...errors import MetaError
+        from ..embedding import load_embedder
+
+        try:
+            _embedders[model_id] = load_embedder(model_id)
+        except MetaError as exc:
+            _log.warning("cannot embed with %s: %s", model_id, exc.message)
+            _embedders[model_id] = None
+    return _embedders[model_id]
 
 
 def _serve(fd: int) -> None:
@@ -261,7 +303,7 @@ def _step(
             return
         realm.index.catch_up(realm.db, CHUNK)
         unmerged[path] = None
-        if realm.index.behind(realm.db):
+        if realm.index.behind(realm.db) or realm.embed_step():
             pending[path] = None  # more to do: after the other realms' turns
         elif overflow := fresh_overflow(realm.index.fresh_size()):
             realm.index.merge(overflow)

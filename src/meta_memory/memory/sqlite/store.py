@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...clock import Clock
 from ...errors import InternalError, StoreCorrupt, WriteRefused
@@ -72,6 +72,12 @@ from .rows import INSERT_RECORD, RECORD_COLUMNS
 from .term_index import SqliteTermIndex
 from .txn import SqliteTxn
 from .usage import write_back
+from .vectors import INLINE_EMBED_MAX, VectorFile, VectorSpec
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..embedding import Embedder
 
 __all__ = ["REALM_PAGE_SIZE", "SqliteRealmStore"]
 
@@ -91,6 +97,7 @@ class SqliteRealmStore:
         index_worker: IndexWorkerLink | None = None,
         shown_as: str | None = None,
         budget: OpenRealmBudget | None = None,
+        vectors: VectorSpec | None = None,
     ) -> None:
         """Open (or create) ``realm``'s file at ``path``. ``shown_as`` names the file in errors
         (a path relative to the state dir: a server path never reaches a caller); ``budget``
@@ -107,6 +114,8 @@ class SqliteRealmStore:
         self._durability = durability
         self._index_worker = index_worker
         self._budget = budget
+        self._vector_spec = vectors
+        self._vectors: VectorFile | None = None
         self._lock = _FilesLock(self)
         self._closed = False
         self._scope_ids: dict[tuple[str, str], int] = {}
@@ -189,6 +198,10 @@ class SqliteRealmStore:
             self._db.close()
             raise
         self._checkpointer = Checkpointer(path)
+        if self._vector_spec is not None:
+            (realm_uid,) = self._db.execute("SELECT value FROM store_meta WHERE key = 'realm_uid'").fetchone()
+            spec = self._vector_spec
+            self._vectors = VectorFile(path, realm_uid=realm_uid, model_id=spec.model_id, dim=spec.dim)
 
     def close_files_if_idle(self) -> bool:
         """Close this store's files unless a thread is using it (the budget's closer, on the
@@ -213,6 +226,9 @@ class SqliteRealmStore:
     def _close_handles(self) -> None:
         self._files_open = False
         self._keeper.index.close()
+        if self._vectors is not None:
+            self._vectors.close()
+            self._vectors = None
         try:
             self._db.close()
         except sqlite3.Error as exc:  # pragma: no cover - close failures are I/O faults
@@ -688,6 +704,32 @@ class SqliteRealmStore:
                 args.append(scope_id)
             rows = db.execute(sql + " ORDER BY created_at_ms, id", args)
             yield (self._row_to_record(row) for row in rows)
+
+    def nearest(
+        self,
+        scope: Scope,
+        query: np.ndarray,
+        limit: int,
+        embedder: Embedder,
+        allowed: Collection[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The scope's docs nearest ``query`` (``VectorReads``); without an indexing process this
+        read first embeds up to INLINE_EMBED_MAX records not embedded yet."""
+        with self._lock:
+            vectors = self._vectors
+            if vectors is None:
+                return []
+            if self._index_worker is None and vectors.behind(self._db):
+                vectors.catch_up(self._db, embedder, INLINE_EMBED_MAX)
+            scope_id = self._scope_id(scope, create=False)
+            if scope_id is None:
+                return []
+            return vectors.nearest(scope_id, query, limit, allowed)
+
+    def vector_progress(self) -> tuple[int, int] | None:
+        """(active records embedded, active records), or ``None`` when the realm keeps no vectors."""
+        with self._lock:
+            return self._vectors.progress(self._db) if self._vectors is not None else None
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         if not docs:

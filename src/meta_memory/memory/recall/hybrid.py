@@ -1,0 +1,113 @@
+"""Hybrid recall: the lexical ranking fused with nearest neighbours by embedding.
+
+:class:`HybridRecallProvider` plugs into the provider seam. For contextual recall it ranks the
+scope lexically and by cosine similarity to the query's embedding (both to a candidate depth a few
+times ``max_entries``), fuses the two rankings (:mod:`.fusion`), and returns the best active
+records carrying the query's tags. A record not embedded yet is still found lexically, so
+read-your-writes holds; a neighbour less similar than ``min_similarity`` is not a candidate, so a
+query about nothing the scope holds recalls nothing by embedding alone. ``always`` recall is the
+lexical provider's (newest first).
+
+The store supplies the vectors (``VectorReads``); a store without them (a realm not embedded yet,
+a backend without vectors) gives the lexical ranking alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from ..records import Record, Status
+from .analyzer import query_terms as analyze_query
+from .fusion import hybrid
+from .provider import LexicalRecallProvider, RecallQuery, only_docs
+from .scorer import rank
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..embedding import Embedder
+    from ..records import Scope
+    from ..store import RealmStore
+
+__all__ = ["HybridRecallProvider", "VectorReads"]
+
+log = logging.getLogger("meta_memory.recall")
+
+DEPTH_FACTOR = 4
+DEPTH_MIN = 40
+
+
+@runtime_checkable
+class VectorReads(Protocol):
+    """A store's embedding vectors (``recall = "hybrid"``)."""
+
+    def nearest(
+        self,
+        scope: Scope,
+        query: np.ndarray,
+        limit: int,
+        embedder: Embedder,
+        allowed: Collection[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The scope's ``limit`` docs nearest ``query`` (cosine, best first), among ``allowed``;
+        the store may first embed a bounded number of records not embedded yet with ``embedder``."""
+        ...
+
+
+class HybridRecallProvider:
+    """Lexical ranking fused with embedding neighbours (see the module docstring)."""
+
+    def __init__(self, embedder: Embedder, *, min_similarity: float = 0.3) -> None:
+        self.embedder = embedder
+        self.min_similarity = min_similarity
+        self._lexical = LexicalRecallProvider()
+        self._warned = False
+
+    def recall(self, store: RealmStore, query: RecallQuery) -> list[Record]:
+        if query.selection == "always":
+            return self._lexical.recall(store, query)
+        text = " ".join(t for t in (query.query_text or "", *query.query_terms) if t.strip())
+        if not text.strip():
+            return []
+        allowed = store.tagged_docs(query.scope, query.tags) if query.tags else None
+        if allowed is not None and not allowed:
+            return []
+        depth = max(DEPTH_MIN, DEPTH_FACTOR * query.max_entries)
+        terms = analyze_query(query.query_text, list(query.query_terms))
+        lexical: Sequence[tuple[int, float]] = ()
+        if terms:
+            with store.reading_index(query.scope) as index:
+                ranked = index if allowed is None else only_docs(index, allowed)
+                lexical = rank(ranked, terms, depth)
+        semantic: list[tuple[int, float]] = []
+        if isinstance(store, VectorReads):
+            try:
+                vector = self.embedder.embed_queries([text])[0]
+                neighbours = store.nearest(query.scope, vector, depth, self.embedder, allowed)
+            except Exception as exc:
+                if not query.lexical_fallback:
+                    raise
+                if not self._warned:  # once: a broken model would otherwise log every turn
+                    self._warned = True
+                    log.warning("embedding recall failed (%s); injecting by the lexical ranking alone", exc)
+                neighbours = []
+            semantic = [(doc, score) for doc, score in neighbours if score >= self.min_similarity]
+        fused = hybrid(lexical, semantic, limit=depth) if semantic else [doc for doc, _ in lexical]
+        wanted = set(query.tags)
+        out: list[Record] = []
+        # Fetched a little past what is wanted, then on only if records dropped out: a stale vector
+        # (forgotten, superseded or retagged since it was embedded) costs a slot, never an answer.
+        start, step = 0, query.max_entries + 4
+        while start < len(fused) and len(out) < query.max_entries:
+            batch = fused[start : start + step]
+            by_doc = store.records_by_doc(batch)
+            for doc in batch:
+                record = by_doc.get(doc)
+                if record is not None and record.status is Status.ACTIVE and wanted.issubset(record.tags):
+                    out.append(record)
+                    if len(out) == query.max_entries:
+                        break
+            start += step
+        return out

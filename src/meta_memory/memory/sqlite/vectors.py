@@ -1,0 +1,237 @@
+"""A realm file's embedding vectors: derived data in a file of their own, beside the recall index.
+
+``agent-memory/<realm>.sqlite3-vectors`` holds one vector per active record of the realm, written
+off the write path (by the indexing process, or a bounded catch-up on reads) and never read by a
+write. It follows the realm file by ``doc``, its creation order: ``embedded_upto`` is the last doc
+looked at, so a catch-up reads the records past it, embeds the active ones and moves the mark.
+A record that leaves ``active`` keeps its vector until the next rebuild; recall fetches records by
+doc and drops what is no longer active, so a stale vector costs a slot in a candidate list, never
+a wrong answer. The file names the realm (``realm_uid``) and the model (``model_id``, ``dim``): a
+file of another realm or model is emptied and rebuilt, so vectors of two models never meet in one
+ranking.
+
+Nearest neighbours are exact: a scope's vectors are one contiguous float32 matrix (kept in memory,
+extended as the file grows) and a query is one matrix-vector product.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ...storage.layout import StateLayout
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..embedding import Embedder
+
+__all__ = ["INLINE_EMBED_MAX", "ScopeVectors", "VectorFile", "VectorSpec", "record_text"]
+
+# Records a read embeds itself, at most, when no indexing process does it (library runtimes).
+INLINE_EMBED_MAX = 32
+
+
+@dataclass(frozen=True)
+class VectorSpec:
+    """Which model a realm's vectors are of (``recall = "hybrid"``)."""
+
+    model_id: str
+    dim: int
+
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vectors (
+    doc INTEGER PRIMARY KEY,
+    scope_id INTEGER NOT NULL,
+    v BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS vectors_by_scope ON vectors (scope_id, doc);
+"""
+
+
+def record_text(title: str, body: str, tags: Sequence[str]) -> str:
+    """What a record is embedded as: its title, its body, its tags."""
+    text = f"{title}\n{body}"
+    return f"{text}\n{' '.join(tags)}" if tags else text
+
+
+@dataclass(frozen=True)
+class ScopeVectors:
+    """One scope's vectors: ``docs[i]`` is the record of row ``i`` of ``matrix``."""
+
+    docs: np.ndarray  # int64, ascending
+    matrix: np.ndarray  # float32 (n, dim), rows L2-normalized
+    upto: int  # the file's mark when read
+
+
+class VectorFile:
+    """The vectors of one realm file, for one model. Thread-safe (one lock)."""
+
+    def __init__(self, realm_path: Path, *, realm_uid: str, model_id: str, dim: int) -> None:
+        self.path = StateLayout.vector_path(realm_path)
+        self.model_id = model_id
+        self.dim = dim
+        self._lock = threading.Lock()
+        self._cache: dict[int, ScopeVectors] = {}
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA busy_timeout = 5000")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.executescript(SCHEMA)
+        meta = self._meta()
+        wanted = {"realm_uid": realm_uid, "model_id": model_id, "dim": str(dim)}
+        if any(meta.get(k) != v for k, v in wanted.items()):
+            self._reset(wanted)
+
+    @classmethod
+    def follow(cls, realm_path: Path, realm_uid: str) -> VectorFile | None:
+        """The realm file's vector file as its store made it (the indexing process's view): of the
+        model its meta names; ``None`` when there is none, or it is another realm's."""
+        path = StateLayout.vector_path(realm_path)
+        if not path.is_file():
+            return None
+        probe = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            meta = dict(probe.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.Error:
+            return None
+        finally:
+            probe.close()
+        if meta.get("realm_uid") != realm_uid or "model_id" not in meta or "dim" not in meta:
+            return None
+        return cls(realm_path, realm_uid=realm_uid, model_id=meta["model_id"], dim=int(meta["dim"]))
+
+    def _meta(self) -> dict[str, str]:
+        return dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+
+    def _reset(self, meta: dict[str, str]) -> None:
+        """Empty the file for ``meta`` (another realm's file, or another model's vectors)."""
+        with self._writing() as db:
+            db.execute("DELETE FROM vectors")
+            db.execute("DELETE FROM meta")
+            db.executemany(
+                "INSERT INTO meta (key, value) VALUES (?, ?)", [*meta.items(), ("embedded_upto", "0")]
+            )
+        self._cache.clear()
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    @property
+    def embedded_upto(self) -> int:
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'embedded_upto'").fetchone()
+        return int(row[0]) if row else 0
+
+    def progress(self, realm: sqlite3.Connection) -> tuple[int, int]:
+        """(active records embedded, active records in the realm)."""
+        upto = self.embedded_upto
+        (total,) = realm.execute("SELECT count(*) FROM records WHERE status = 'active'").fetchone()
+        (done,) = realm.execute(
+            "SELECT count(*) FROM records WHERE status = 'active' AND doc <= ?", (upto,)
+        ).fetchone()
+        return int(done), int(total)
+
+    def behind(self, realm: sqlite3.Connection) -> bool:
+        row = realm.execute("SELECT max(doc) FROM records").fetchone()
+        return row[0] is not None and int(row[0]) > self.embedded_upto
+
+    def catch_up(self, realm: sqlite3.Connection, embedder: Embedder, limit: int) -> int:
+        """Embed the active records past the mark, at most ``limit`` looked at; how many were read.
+
+        Raises:
+            CapabilityUnavailable: ``embedder`` is not this file's model.
+        """
+        if embedder.model_id != self.model_id:
+            from ...errors import CapabilityUnavailable
+
+            raise CapabilityUnavailable(
+                f"the vectors of this realm are of model {self.model_id!r}, not {embedder.model_id!r}"
+            )
+        import json
+
+        import numpy as np
+
+        with self._lock:
+            upto = self.embedded_upto
+            rows = realm.execute(
+                "SELECT doc, scope_id, status, title, body, tags FROM records WHERE doc > ? ORDER BY doc LIMIT ?",
+                (upto, limit),
+            ).fetchall()
+            if not rows:
+                return 0
+            active = [r for r in rows if r[2] == "active"]
+            vectors = (
+                embedder.embed_documents([record_text(r[3], r[4], json.loads(r[5])) for r in active])
+                if active
+                else np.zeros((0, self.dim), dtype=np.float32)
+            )
+            with self._writing() as db:
+                db.executemany(
+                    "INSERT OR REPLACE INTO vectors (doc, scope_id, v) VALUES (?, ?, ?)",
+                    [(r[0], r[1], vectors[i].astype(np.float32).tobytes()) for i, r in enumerate(active)],
+                )
+                db.execute("UPDATE meta SET value = ? WHERE key = 'embedded_upto'", (str(rows[-1][0]),))
+            return len(rows)
+
+    def scope(self, scope_id: int) -> ScopeVectors:
+        """The scope's vectors as one matrix, read incrementally from the cached copy."""
+        import numpy as np
+
+        with self._lock:
+            upto = self.embedded_upto
+            cached = self._cache.get(scope_id)
+            if cached is not None and cached.upto == upto:
+                return cached
+            since = cached.upto if cached is not None else 0
+            rows = self._db.execute(
+                "SELECT doc, v FROM vectors WHERE scope_id = ? AND doc > ? AND doc <= ? ORDER BY doc",
+                (scope_id, since, upto),
+            ).fetchall()
+            docs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            fresh = (
+                np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), self.dim)
+                if rows
+                else np.zeros((0, self.dim), dtype=np.float32)
+            )
+            if cached is not None:
+                docs = np.concatenate([cached.docs, docs])
+                fresh = np.concatenate([cached.matrix, fresh])
+            out = ScopeVectors(docs, np.ascontiguousarray(fresh), upto)
+            self._cache[scope_id] = out
+            return out
+
+    def nearest(
+        self, scope_id: int, query: np.ndarray, limit: int, allowed: Collection[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``limit`` docs of the scope nearest ``query`` by cosine (best first), among ``allowed``."""
+        import numpy as np
+
+        vectors = self.scope(scope_id)
+        if not len(vectors.docs) or limit <= 0:
+            return []
+        scores = vectors.matrix @ query.astype(np.float32)
+        if allowed is not None:
+            mask = np.isin(vectors.docs, np.fromiter(allowed, dtype=np.int64))
+            scores = np.where(mask, scores, -np.inf)
+        k = min(limit, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.lexsort((vectors.docs[top], -scores[top]))]
+        return [(int(vectors.docs[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

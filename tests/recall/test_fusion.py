@@ -1,0 +1,286 @@
+"""Rank fusion: worked examples, a doc-by-doc reference implementation, and Hypothesis invariants."""
+
+from __future__ import annotations
+
+import functools
+import math
+import random
+from collections.abc import Sequence
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from meta_memory.memory.recall.fusion import DEFAULT_HYBRID, HybridParams, convex, hybrid, rrf
+
+# ----------------------------------------------------------------------------------------------------
+# Reference implementations: doc-major (every ranking searched for each doc) and a pairwise comparator,
+# where the module is ranking-major with a sort key. Only the definitions in its docstring are shared.
+
+
+def _compare(a: tuple[float, int, int], b: tuple[float, int, int]) -> int:
+    (sa, ba, da), (sb, bb, db) = a, b
+    if sa != sb:
+        return -1 if sa > sb else 1
+    if ba != bb:
+        return -1 if ba < bb else 1
+    return -1 if da < db else (1 if da > db else 0)
+
+
+def reference_rrf(
+    rankings: Sequence[Sequence[int]], k: float, weights: Sequence[float], limit: int
+) -> list[int]:
+    rows = []
+    for doc in sorted({d for r in rankings for d in r}):
+        terms = [w / (k + list(r).index(doc) + 1) for r, w in zip(rankings, weights, strict=True) if doc in r]
+        best = min(list(r).index(doc) + 1 for r in rankings if doc in r)
+        rows.append((math.fsum(terms), best, doc))
+    rows.sort(key=functools.cmp_to_key(_compare))
+    return [doc for _, _, doc in rows[:limit]]
+
+
+def reference_convex(
+    scored: Sequence[Sequence[tuple[int, float]]],
+    weights: Sequence[float],
+    floors: Sequence[float | None],
+    limit: int,
+) -> list[int]:
+    rows = []
+    for doc in sorted({d for r in scored for d, _ in r}):
+        terms, positions = [], []
+        for ranking, w, floor in zip(scored, weights, floors, strict=True):
+            as_dict = dict(ranking)
+            if doc not in as_dict:
+                continue
+            top = max(as_dict.values())
+            bottom = min(as_dict.values()) if floor is None else floor
+            if top <= bottom:
+                norm = 1.0
+            else:
+                norm = (as_dict[doc] - bottom) / (top - bottom)
+                norm = 0.0 if norm < 0 else (1.0 if norm > 1 else norm)
+            terms.append(w * norm)
+            positions.append([d for d, _ in ranking].index(doc) + 1)
+        rows.append((math.fsum(terms), min(positions), doc))
+    rows.sort(key=functools.cmp_to_key(_compare))
+    return [doc for _, _, doc in rows[:limit]]
+
+
+rankings_st = st.lists(st.lists(st.integers(0, 25), unique=True, max_size=12), min_size=1, max_size=4)
+limits = st.integers(0, 30)
+ks = st.one_of(st.sampled_from([0.0, 1.0, 10.0, 60.0]), st.floats(0, 200, allow_nan=False))
+
+
+@st.composite
+def weighted_rankings(draw: st.DrawFn) -> tuple[list[list[int]], list[float]]:
+    rankings = draw(rankings_st)
+    weights = draw(
+        st.lists(st.sampled_from([0.0, 0.3, 0.5, 1.0, 2.0]), min_size=len(rankings), max_size=len(rankings))
+    )
+    return rankings, weights
+
+
+@st.composite
+def scored_rankings(draw: st.DrawFn) -> tuple[list[list[tuple[int, float]]], list[float], list[float | None]]:
+    rankings = draw(rankings_st)
+    scored = []
+    for r in rankings:
+        scores = sorted(
+            draw(
+                st.lists(
+                    st.sampled_from([-1.0, 0.0, 0.25, 0.5, 0.9, 3.0, 7.5]), min_size=len(r), max_size=len(r)
+                )
+            ),
+            reverse=True,
+        )
+        scored.append(list(zip(r, scores, strict=True)))
+    n = len(scored)
+    weights = draw(st.lists(st.sampled_from([0.0, 0.4, 0.6, 1.0]), min_size=n, max_size=n))
+    floors = draw(st.lists(st.sampled_from([None, 0.0, -1.0]), min_size=n, max_size=n))
+    return scored, weights, floors
+
+
+# ----------------------------------------------------------------------------------------------------
+# Worked examples
+
+
+def test_rrf_adds_reciprocal_ranks_with_offset_k() -> None:
+    # doc 1: 1/61 + 1/62, doc 3: 1/63 + 1/61, doc 2: 1/62
+    assert rrf([[1, 2, 3], [3, 1]], limit=10) == [1, 3, 2]
+
+
+def test_rrf_weights_scale_each_rankings_contribution() -> None:
+    assert rrf([[1, 2], [2, 1]], k=0, weights=[1.0, 3.0], limit=2) == [2, 1]
+    assert rrf([[1, 2], [2, 1]], k=0, weights=[3.0, 1.0], limit=2) == [1, 2]
+
+
+def test_rrf_equal_scores_break_by_best_rank_then_smaller_doc() -> None:
+    # 7 and 9 are both first once: equal score, equal best rank, so the smaller id leads.
+    assert rrf([[9, 4], [7, 4]], k=60, limit=3) == [4, 7, 9]
+    assert rrf([[9], [7]], limit=2) == [7, 9]
+
+
+def test_convex_normalises_against_floors_and_counts_a_missing_doc_as_zero() -> None:
+    lexical = [(1, 10.0), (2, 5.0)]  # with floor 0: 1.0, 0.5
+    semantic = [(2, 0.9), (3, 0.45)]  # with floor 0: 1.0, 0.5
+    assert convex([lexical, semantic], weights=[0.5, 0.5], floors=[0.0, 0.0], limit=5) == [2, 1, 3]
+    # Against each list's own minimum instead: doc 1 = 0.5, doc 2 = 0.5, doc 3 = 0; doc 1 is ranked first once.
+    assert convex([lexical, semantic], weights=[0.5, 0.5], limit=5) == [1, 2, 3]
+
+
+def test_convex_gives_every_doc_of_a_flat_ranking_full_score() -> None:
+    assert convex([[(4, 2.0), (5, 2.0)], [(6, 0.7)]], limit=3) == [4, 6, 5]
+
+
+def test_hybrid_protect_keeps_the_lexical_top_in_its_order() -> None:
+    lexical = [(1, 3.0), (2, 2.9), (3, 0.1)]
+    semantic = [(8, 0.9), (9, 0.88), (3, 0.87), (2, 0.2)]
+    params = HybridParams("convex", lexical_weight=0.2, protect=2)
+    got = hybrid(lexical, semantic, limit=4, params=params)
+    assert got[:2] == [1, 2]
+    assert len(got) == len(set(got)) == 4
+
+
+def test_hybrid_with_all_weight_on_one_side_keeps_that_sides_order() -> None:
+    lexical = [(5, 9.0), (1, 4.0), (7, 1.0)]
+    semantic = [(7, 0.9), (2, 0.8), (5, 0.1)]
+    for method in ("rrf", "convex"):
+        lex_only = HybridParams(method, lexical_weight=1.0)
+        sem_only = HybridParams(method, lexical_weight=0.0)
+        assert hybrid(lexical, semantic, limit=3, params=lex_only) == [5, 1, 7]
+        assert hybrid(lexical, semantic, limit=3, params=sem_only) == [7, 2, 5]
+
+
+def test_hybrid_reads_only_depth_docs_of_each_ranking() -> None:
+    lexical = [(d, 10.0 - d) for d in range(1, 8)]
+    params = HybridParams("rrf", depth=3)
+    assert set(hybrid(lexical, [], limit=10, params=params)) == {1, 2, 3}
+    assert hybrid(lexical, [], limit=10) == [1, 2, 3, 4, 5, 6, 7]  # DEFAULT_HYBRID.depth > 7
+    assert DEFAULT_HYBRID.depth >= 10
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: rrf([[1, 2, 1]], limit=3),
+        lambda: rrf([[1]], k=-1, limit=3),
+        lambda: rrf([[1]], k=math.inf, limit=3),
+        lambda: rrf([[1], [2]], weights=[1.0], limit=3),
+        lambda: rrf([[1]], weights=[-0.5], limit=3),
+        lambda: rrf([[1]], limit=-1),
+        lambda: convex([[(1, 1.0), (1, 0.5)]], limit=3),
+        lambda: convex([[(1, math.nan)]], limit=3),
+        lambda: convex([[(1, 1.0)]], floors=[0.0, 0.0], limit=3),
+        lambda: hybrid([(1, 1.0)], [], limit=3, params=HybridParams(lexical_weight=1.5)),
+    ],
+)
+def test_fusion_refuses_malformed_input(call: object) -> None:
+    with pytest.raises(ValueError):
+        call()  # type: ignore[operator]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Against the reference, and invariants
+
+
+@settings(max_examples=300, deadline=None)
+@given(weighted_rankings(), ks, limits)
+def test_rrf_agrees_with_the_reference(wr: tuple[list[list[int]], list[float]], k: float, limit: int) -> None:
+    rankings, weights = wr
+    assert rrf(rankings, k=k, weights=weights, limit=limit) == reference_rrf(rankings, k, weights, limit)
+
+
+@settings(max_examples=300, deadline=None)
+@given(scored_rankings(), limits)
+def test_convex_agrees_with_the_reference(
+    swf: tuple[list[list[tuple[int, float]]], list[float], list[float | None]], limit: int
+) -> None:
+    scored, weights, floors = swf
+    got = convex(scored, weights=weights, floors=floors, limit=limit)
+    assert got == reference_convex(scored, weights, floors, limit)
+
+
+@settings(max_examples=200, deadline=None)
+@given(weighted_rankings(), ks, limits, st.randoms(use_true_random=False))
+def test_rrf_does_not_depend_on_the_order_of_the_rankings(
+    wr: tuple[list[list[int]], list[float]], k: float, limit: int, rnd: random.Random
+) -> None:
+    rankings, weights = wr
+    order = list(range(len(rankings)))
+    rnd.shuffle(order)
+    shuffled = rrf([rankings[i] for i in order], k=k, weights=[weights[i] for i in order], limit=limit)
+    assert shuffled == rrf(rankings, k=k, weights=weights, limit=limit)
+
+
+@settings(max_examples=200, deadline=None)
+@given(scored_rankings(), limits, st.randoms(use_true_random=False))
+def test_convex_does_not_depend_on_the_order_of_the_rankings(
+    swf: tuple[list[list[tuple[int, float]]], list[float], list[float | None]], limit: int, rnd: random.Random
+) -> None:
+    scored, weights, floors = swf
+    order = list(range(len(scored)))
+    rnd.shuffle(order)
+    again = convex(
+        [scored[i] for i in order],
+        weights=[weights[i] for i in order],
+        floors=[floors[i] for i in order],
+        limit=limit,
+    )
+    assert again == convex(scored, weights=weights, floors=floors, limit=limit)
+
+
+@settings(max_examples=200, deadline=None)
+@given(weighted_rankings(), ks, limits)
+def test_rrf_returns_distinct_known_docs_up_to_the_limit(
+    wr: tuple[list[list[int]], list[float]], k: float, limit: int
+) -> None:
+    rankings, weights = wr
+    got = rrf(rankings, k=k, weights=weights, limit=limit)
+    union = {d for r in rankings for d in r}
+    assert len(got) == len(set(got)) == min(limit, len(union))
+    assert set(got) <= union
+
+
+@settings(max_examples=200, deadline=None)
+@given(weighted_rankings(), ks, st.integers(0, 25))
+def test_a_doc_ranked_first_by_every_ranking_comes_first(
+    wr: tuple[list[list[int]], list[float]], k: float, doc: int
+) -> None:
+    rankings, weights = wr
+    rankings = [[doc, *(d for d in r if d != doc)] for r in rankings]
+    assert rrf(rankings, k=k, weights=weights, limit=5)[0] == doc
+    scored = [[(d, float(len(r) - i)) for i, d in enumerate(r)] for r in rankings]
+    assert convex(scored, weights=weights, limit=5)[0] == doc
+    for method in ("rrf", "convex"):
+        params = HybridParams(method, protect=1)
+        assert hybrid(scored[0], scored[-1], limit=5, params=params)[0] == doc
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 40), st.floats(0, 30, allow_nan=False)),
+        unique_by=lambda t: t[0],
+        max_size=20,
+    ),
+    st.lists(
+        st.tuples(st.integers(0, 40), st.floats(-1, 1, allow_nan=False)),
+        unique_by=lambda t: t[0],
+        max_size=20,
+    ),
+    st.integers(0, 15),
+    st.sampled_from(["rrf", "convex"]),
+    st.integers(0, 4),
+)
+def test_hybrid_returns_distinct_docs_of_either_ranking_up_to_the_limit(
+    lexical: list[tuple[int, float]], semantic: list[tuple[int, float]], limit: int, method: str, protect: int
+) -> None:
+    lexical.sort(key=lambda t: -t[1])
+    semantic.sort(key=lambda t: -t[1])
+    params = HybridParams(method, protect=protect)  # type: ignore[arg-type]
+    got = hybrid(lexical, semantic, limit=limit, params=params)
+    union = {d for d, _ in lexical} | {d for d, _ in semantic}
+    assert len(got) == len(set(got)) == min(limit, len(union))
+    assert set(got) <= union
+    head = [d for d, _ in lexical[: min(protect, limit)]]
+    assert got[: len(head)] == head

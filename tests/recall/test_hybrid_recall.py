@@ -1,0 +1,169 @@
+"""``recall = "hybrid"`` end to end with the real embedding model: a paraphrase the lexical ranking
+cannot see is found, what was just written is found lexically before it is embedded, a forgotten
+record never comes back through its vector, tags still filter, and a realm's vectors are of one
+model only (a switch rebuilds them)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from meta_memory import Meta
+from meta_memory.client import MetaClient
+from meta_memory.config import load_config_dict
+from meta_memory.errors import ConfigError, StorageRefused
+from meta_memory.storage.layout import StateLayout
+
+from ..conftest import gateway_command
+
+DIET = ("Diet", "Sam is vegetarian and allergic to peanuts.")
+QUESTION = "what food should I avoid cooking for them?"
+FILLER = [(f"Plant {i}", f"The office plant number {i} needs water on Mondays.") for i in range(12)]
+
+
+def _handle(state: Path, **agent_memory: Any) -> Any:
+    return Meta.builder().persistent_state(state).memory().agent_memory(**agent_memory).build()
+
+
+def _fill(meta: Any, identity: str = "lead") -> dict[str, str]:
+    ids = {}
+    for title, body in [DIET, *FILLER]:
+        ids[title] = meta.remember_agent_memory(identity, title=title, body=body).memory_id
+    return ids
+
+
+def _vectors(state: Path) -> sqlite3.Connection:
+    return sqlite3.connect(StateLayout.vector_path(StateLayout.at(state).realm_db_path("default")))
+
+
+def test_a_paraphrase_the_lexical_ranking_misses_is_recalled(tmp_path: Path) -> None:
+    with _handle(tmp_path / "lexical") as meta:
+        _fill(meta)
+        assert [r.title for r in meta.recall_agent_memory("lead", query_text=QUESTION)] == []
+    with _handle(tmp_path / "hybrid", recall="hybrid") as meta:
+        _fill(meta)
+        assert [r.title for r in meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=1)] == [
+            "Diet"
+        ]
+
+
+def test_tags_filter_and_forgotten_records_stay_out(tmp_path: Path) -> None:
+    with _handle(tmp_path / "state", recall="hybrid") as meta:
+        ids = _fill(meta)
+        meta.remember_agent_memory(
+            "lead", title="Guests", body="Ana eats no meat and no nuts.", tags=["guests"]
+        )
+        tagged = meta.recall_agent_memory("lead", query_text=QUESTION, tags=["guests"])
+        assert [r.title for r in tagged] == ["Guests"]
+        meta.forget_agent_memory("lead", ids["Diet"])
+        titles = [r.title for r in meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=8)]
+        assert "Diet" not in titles and "Guests" in titles
+
+
+def test_another_identitys_records_are_never_neighbours(tmp_path: Path) -> None:
+    with _handle(tmp_path / "state", recall="hybrid") as meta:
+        _fill(meta, "someone-else")
+        meta.remember_agent_memory("lead", title="Plants", body="Water the ficus.")
+        titles = [r.title for r in meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=8)]
+        assert "Diet" not in titles
+
+
+def test_switching_the_model_rebuilds_the_vectors_and_never_mixes_two(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with _handle(state, recall="hybrid") as meta:
+        _fill(meta)
+        meta.recall_agent_memory("lead", query_text=QUESTION)
+    with _vectors(state) as db:
+        assert dict(db.execute("SELECT key, value FROM meta"))["model_id"] == "all-minilm-l6-v2-int8"
+        before = dict(db.execute("SELECT doc, v FROM vectors"))
+    assert len(before) == 1 + len(FILLER)
+    with _handle(state, recall="hybrid", embedding_model="bge-small-en-v1.5-int8") as meta:
+        assert [r.title for r in meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=1)] == [
+            "Diet"
+        ]
+        with _vectors(state) as db:
+            meta_rows = dict(db.execute("SELECT key, value FROM meta"))
+            after = dict(db.execute("SELECT doc, v FROM vectors"))
+    assert meta_rows["model_id"] == "bge-small-en-v1.5-int8" and meta_rows["dim"] == "384"
+    # Every vector is the new model's: the file was emptied, then each record embedded again.
+    assert set(after) == set(before) and all(after[doc] != before[doc] for doc in before)
+
+
+def test_the_indexing_process_embeds_while_what_was_just_written_is_found_lexically(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    config = {"memory": {"kind": "local_json"}, "agent_memory": {"recall": "hybrid"}}
+    with MetaClient.spawn(state_dir=state, config=config) as meta:
+        for title, body in FILLER:
+            meta.remember_agent_memory("lead", title=title, body=body)
+        fresh = meta.remember_agent_memory("lead", title="Deploys", body="Deploys need ops approval.")
+        # Read-your-writes, whatever the embedding's progress: the lexical half finds it at once.
+        assert fresh in meta.recall_agent_memory("lead", query_text="deploys approval")
+        meta.remember_agent_memory("lead", title=DIET[0], body=DIET[1])
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with _vectors(state) as db:
+                if db.execute("SELECT count(*) FROM vectors").fetchone()[0] == len(FILLER) + 2:
+                    break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the indexing process did not embed the records")
+        assert [r.title for r in meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=1)] == [
+            "Diet"
+        ]
+        # The doctor (read-only, beside the live gateway) shows how far the vectors have come.
+        report = subprocess.run(
+            [gateway_command(), "doctor", "--state-dir", str(state), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        (realm,) = json.loads(report.stdout)["diagnosis"]["inventory"]
+        active = len(FILLER) + 2
+        assert realm["vectors"] == {"model_id": "all-minilm-l6-v2-int8", "embedded": active, "active": active}
+
+
+def test_hybrid_needs_the_sqlite_store_and_a_known_model() -> None:
+    with pytest.raises(StorageRefused, match="recall = 'hybrid' needs store = 'sqlite'"):
+        load_config_dict(
+            {
+                "agent_memory": {
+                    "recall": "hybrid",
+                    "store": "postgres",
+                    "postgres": {"dsn": "postgresql://h/db"},
+                }
+            }
+        )
+    with pytest.raises(ConfigError, match=r"agent_memory\.embedding_model must be one of"):
+        load_config_dict({"agent_memory": {"recall": "hybrid", "embedding_model": "gpt-embed"}})
+    with pytest.raises(ConfigError, match=r"agent_memory\.recall must be one of"):
+        load_config_dict({"agent_memory": {"recall": "semantic"}})
+
+
+def test_when_the_model_fails_injection_falls_back_to_lexical_and_explicit_recall_reports_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from meta_memory.memory.embedding import EmbedderUnavailable
+
+    with _handle(tmp_path / "state", recall="hybrid") as meta:
+        meta.remember_agent_memory("lead", title="Deploys", body="Deploys need ops approval.")
+        embedder = meta.runtime.agent_memory.provider.embedder
+
+        def broken(texts: Any) -> Any:  # the model faulting at run time (onnxruntime, a bad file)
+            raise EmbedderUnavailable(embedder.model_id, "failed", "the model failed to run")
+
+        embedder.embed_queries = broken
+        session = meta.open_session("lead")
+        with caplog.at_level("WARNING", logger="meta_memory.recall"):
+            for _ in range(3):
+                text, injected = session.turn("how do deploys get approved?")
+                assert "Deploys need ops approval." in text and len(injected) == 1
+                session.compact()
+        assert sum("embedding recall failed" in r.getMessage() for r in caplog.records) == 1
+        with pytest.raises(EmbedderUnavailable):
+            meta.recall_agent_memory("lead", query_text="how do deploys get approved?")
