@@ -167,3 +167,57 @@ def test_when_the_model_fails_injection_falls_back_to_lexical_and_explicit_recal
         assert sum("embedding recall failed" in r.getMessage() for r in caplog.records) == 1
         with pytest.raises(EmbedderUnavailable):
             meta.recall_agent_memory("lead", query_text="how do deploys get approved?")
+
+
+def test_a_realm_switched_to_another_model_is_rebuilt_in_the_background_without_new_writes(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "state"
+
+    def config(model: str) -> dict[str, Any]:
+        return {
+            "memory": {"kind": "local_json"},
+            "agent_memory": {"recall": "hybrid", "embedding_model": model},
+        }
+
+    def embedded(model: str, count: int) -> bool:
+        with _vectors(state) as db:
+            meta = dict(db.execute("SELECT key, value FROM meta"))
+            return (
+                meta.get("model_id") == model
+                and db.execute("SELECT count(*) FROM vectors").fetchone()[0] == count
+            )
+
+    def wait_for(model: str, count: int, meta: Any) -> None:
+        deadline = time.monotonic() + 60
+        while not embedded(model, count):
+            assert time.monotonic() < deadline, f"the vectors of {model} were not rebuilt"
+            meta.recall_agent_memory("lead", query_text="deploys")  # a read, as an agent's would be
+            time.sleep(0.2)
+
+    with MetaClient.spawn(state_dir=state, config=config("all-minilm-l6-v2-int8")) as meta:
+        for title, body in [DIET, *FILLER]:
+            meta.remember_agent_memory("lead", title=title, body=body)
+        wait_for("all-minilm-l6-v2-int8", 1 + len(FILLER), meta)
+        # Until the recall index has merged its fresh tier, its own upkeep would visit the realm
+        # after the restart anyway; once it has, only the reads' nudges bring the rebuild.
+        deadline = time.monotonic() + 60
+        while _unmerged(state):
+            assert time.monotonic() < deadline, "the recall index did not merge its fresh tier"
+            time.sleep(0.2)
+    with MetaClient.spawn(state_dir=state, config=config("bge-small-en-v1.5-int8")) as meta:
+        wait_for("bge-small-en-v1.5-int8", 1 + len(FILLER), meta)
+        assert [r.title for r in meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=1)] == [
+            "Diet"
+        ]
+
+
+def _unmerged(state: Path) -> int:
+    report = subprocess.run(
+        [gateway_command(), "doctor", "--state-dir", str(state), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    (realm,) = json.loads(report.stdout)["diagnosis"]["inventory"]
+    return int(realm["unmerged_index"] or 0) + int(realm["pending_index"] or 0)

@@ -17,6 +17,7 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -81,6 +82,9 @@ if TYPE_CHECKING:
 
 __all__ = ["REALM_PAGE_SIZE", "SqliteRealmStore"]
 
+# A read that finds the vectors behind nudges the indexing process at most this often.
+VECTOR_NUDGE_GAP_S = 1.0
+
 _log = logging.getLogger(__name__)
 
 
@@ -116,6 +120,7 @@ class SqliteRealmStore:
         self._budget = budget
         self._vector_spec = vectors
         self._vectors: VectorFile | None = None
+        self._vectors_nudged_at = -VECTOR_NUDGE_GAP_S
         self._lock = _FilesLock(self)
         self._closed = False
         self._scope_ids: dict[tuple[str, str], int] = {}
@@ -719,8 +724,14 @@ class SqliteRealmStore:
             vectors = self._vectors
             if vectors is None:
                 return []
-            if self._index_worker is None and vectors.behind(self._db):
-                vectors.catch_up(self._db, embedder, INLINE_EMBED_MAX)
+            if vectors.behind(self._db):
+                if self._index_worker is None:
+                    vectors.catch_up(self._db, embedder, INLINE_EMBED_MAX)
+                elif (now := time.monotonic()) - self._vectors_nudged_at >= VECTOR_NUDGE_GAP_S:
+                    # Writes nudge the indexing process; a realm just switched to hybrid (or to
+                    # another model) has none, so its reads do, while they rank lexically.
+                    self._vectors_nudged_at = now
+                    self._index_worker.nudge(self.path)
             scope_id = self._scope_id(scope, create=False)
             if scope_id is None:
                 return []
