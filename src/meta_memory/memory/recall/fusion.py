@@ -120,8 +120,7 @@ class HybridParams:
         lexical_floor, semantic_floor: known score minima for ``convex`` (None: the list's own minimum).
         depth: how many docs of each ranking take part.
         protect: the first ``protect`` places keep the lexical ranking's top docs, in its order; the
-            fusion orders the rest (a lexical hit at the top is rarely wrong, an embedding neighbour
-            more often is).
+            fusion orders the rest.
     """
 
     method: Literal["rrf", "convex"] = "convex"
@@ -133,10 +132,9 @@ class HybridParams:
     protect: int = 0
 
 
-# BM25 scores over the query's best one plus cosines over the best cosine (both floored at 0), weighted 0.4 /
-# 0.6: the best mean over two embedding models of the benchmark's tuning objective; every RRF setting
-# without a protected lexical head lost more than 1 point of R@5 on a conversational tuning set or scored
-# lower (README of benchmarks/recall_quality).
+# 0.4 x (BM25 / the query's best BM25) + 0.6 x (cosine / the best cosine), negative cosines counting 0: of
+# the benchmark's grid, the best tuning objective averaged over the packaged embedding models; every RRF
+# setting scored lower (benchmarks/recall_quality/README.md, `hybrid.py --sweep`).
 DEFAULT_HYBRID = HybridParams()
 
 
