@@ -57,9 +57,10 @@ CREATE INDEX IF NOT EXISTS vectors_by_scope ON vectors (scope_id, doc);
 
 
 def record_text(title: str, body: str, tags: Sequence[str]) -> str:
-    """What a record is embedded as: its title, its body, its tags."""
-    text = f"{title}\n{body}"
-    return f"{text}\n{' '.join(tags)}" if tags else text
+    """What a record is embedded as: ``title: body (tag, tag)``, the form the recall-quality
+    benchmark chose on its tuning sets (benchmarks/recall_quality/hybrid.py)."""
+    text = f"{title}: {body}"
+    return f"{text} ({', '.join(tags)})" if tags else text
 
 
 @dataclass(frozen=True)
