@@ -221,3 +221,26 @@ def _unmerged(state: Path) -> int:
     )
     (realm,) = json.loads(report.stdout)["diagnosis"]["inventory"]
     return int(realm["unmerged_index"] or 0) + int(realm["pending_index"] or 0)
+
+
+def test_a_model_file_that_fails_its_pin_refuses_the_boot_naming_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dataclasses
+
+    from meta_memory.memory.embedding import MODELS, EmbedderUnavailable
+    from meta_memory.runtime import MetaRuntime
+
+    real = MODELS["all-minilm-l6-v2-int8"]
+    tampered = dataclasses.replace(
+        real, model_id="pinned-elsewhere", onnx=dataclasses.replace(real.onnx, sha256="0" * 64)
+    )
+    monkeypatch.setitem(MODELS, tampered.model_id, tampered)  # a pin the installed file does not match
+    config = load_config_dict({"agent_memory": {"recall": "hybrid", "embedding_model": tampered.model_id}})
+    with pytest.raises(EmbedderUnavailable) as refused:
+        MetaRuntime.open(tmp_path / "state", config)
+    assert refused.value.code == -32004
+    assert "meta-memory[semantic]" in refused.value.message and "0" * 64 in refused.value.message
+    assert not (tmp_path / "state" / "agent-memory").exists() or not any(
+        (tmp_path / "state" / "agent-memory").iterdir()
+    )
