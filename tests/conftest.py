@@ -10,6 +10,7 @@ import queue
 import re
 import secrets
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -322,3 +323,31 @@ def start_stdio_gateway(tmp_path: Path) -> Iterator[Callable[[list[str]], StdioG
 @pytest.fixture
 def gateway_cmd() -> str:
     return gateway_command()
+
+
+# -- real servers ---------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now (for a server a test starts)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def wait_until_listening(proc: subprocess.Popen[bytes], port: int, deadline_s: float = 60.0) -> None:
+    """Return once ``proc`` accepts connections on ``port``; fail if it exits or never does."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            pass
+        try:  # the pause between probes doubles as a check that the server did not die
+            status = proc.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            continue
+        raise AssertionError(f"the server exited with status {status} before listening")
+    raise AssertionError(f"the server did not listen on port {port} within {deadline_s}s")

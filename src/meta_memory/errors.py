@@ -235,4 +235,6 @@ def error_from_wire(error: Any) -> MetaError:
         exc.rule = str(data.get("rule", ""))
     if isinstance(exc, QuarantineReviewRefused) and data is not None:
         exc.reason = str(data.get("reason", ""))
+    if isinstance(exc, MemoryBackendUnavailable):
+        exc.detail = exc.message.removeprefix("Memory backend unavailable: ")
     return exc

@@ -8,10 +8,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
-import socket
 import subprocess
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +22,7 @@ from meta_memory.api import AsyncConsole, AsyncSession
 from meta_memory.client import AsyncMetaClient, MetaClient
 from meta_memory.client.transport import toml_text
 
-from ..conftest import gateway_command
+from ..conftest import free_port, gateway_command, wait_until_listening
 
 APP_TOKEN = "app-token-for-the-protocol-suite"
 CONSOLE_TOKEN = "console-token-for-the-protocol-suite"
@@ -43,29 +41,6 @@ def gateway_config() -> dict[str, Any]:
         "rpc": {"auth": {"tokens": [{"token_sha256": digest(APP_TOKEN), "subject": "suite"}]}},
         "console": {"auth": {"tokens": [{"token_sha256": digest(CONSOLE_TOKEN), "subject": "ops"}]}},
     }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def wait_until_listening(proc: subprocess.Popen[bytes], port: int) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            pass
-        try:
-            status = proc.wait(timeout=0.05)
-        except subprocess.TimeoutExpired:
-            continue
-        raise AssertionError(f"serve exited with status {status} before listening")
-    raise AssertionError(f"serve did not listen on port {port} within {DEADLINE_S}s")
 
 
 class Served:

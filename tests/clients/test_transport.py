@@ -25,6 +25,7 @@ from meta_memory.errors import (
     AccessDenied,
     CapabilityUnavailable,
     InvalidParams,
+    MemoryBackendUnavailable,
     MetaError,
     QuarantineReviewRefused,
     ReadOnly,
@@ -36,7 +37,8 @@ from meta_memory.errors import (
 )
 from meta_memory.gateway.dispatch import to_wire_error
 
-from .conftest import APP_TOKEN, CONSOLE_TOKEN, Served, free_port
+from ..conftest import free_port
+from .conftest import APP_TOKEN, CONSOLE_TOKEN, Served
 
 
 class Silent:
@@ -218,6 +220,7 @@ WIRE_ERRORS: list[MetaError] = [
     StoreUnavailable("the database is down"),
     AccessDenied("agent.memory.read", "lead"),
     QuarantineReviewRefused("hash-mismatch", "the record changed", current_content_hash="ab"),
+    MemoryBackendUnavailable("health check failed"),
 ]
 
 
@@ -226,8 +229,8 @@ def test_a_wire_error_comes_back_as_the_class_it_was(original: MetaError) -> Non
     rebuilt = error_from_wire(to_wire_error(original))
     assert type(rebuilt) is type(original)
     assert (rebuilt.code, rebuilt.message, rebuilt.data) == (original.code, original.message, original.data)
-    if isinstance(original, WriteRefused):
-        assert isinstance(rebuilt, WriteRefused) and rebuilt.rule == original.rule
+    for attribute in ("rule", "reason", "detail"):  # what each class carries beside code and data
+        assert getattr(rebuilt, attribute, None) == getattr(original, attribute, None)
 
 
 def test_an_unknown_code_keeps_its_number() -> None:

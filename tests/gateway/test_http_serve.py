@@ -3,44 +3,21 @@
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from ..conftest import free_port, wait_until_listening
+
 DEADLINE_S = 60.0
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def _wait_until_listening(proc: subprocess.Popen[bytes], port: int) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            pass
-        try:  # the pause between probes doubles as a check that the server did not die
-            status = proc.wait(timeout=0.05)
-        except subprocess.TimeoutExpired:
-            continue
-        raise AssertionError(f"serve exited with status {status} before listening")
-    raise AssertionError(f"serve did not listen on port {port} within {DEADLINE_S}s")
 
 
 @pytest.fixture
 def served(gateway_argv: list[str], tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    port = _free_port()
+    port = free_port()
     with (tmp_path / "stdout.log").open("wb") as out, (tmp_path / "stderr.log").open("wb") as err:
         proc = subprocess.Popen(
             [*gateway_argv, "serve", "--state-dir", str(tmp_path / "state"), "--port", str(port)],
@@ -48,7 +25,7 @@ def served(gateway_argv: list[str], tmp_path: Path) -> Iterator[tuple[subprocess
             stderr=err,
         )
         try:
-            _wait_until_listening(proc, port)
+            wait_until_listening(proc, port)
             yield proc, f"http://127.0.0.1:{port}"
         finally:
             if proc.poll() is None:

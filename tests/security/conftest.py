@@ -18,7 +18,7 @@ import pytest
 
 from meta_memory.access import hash_token
 
-from ..conftest import gateway_command
+from ..conftest import free_port, gateway_command
 from ..console.conftest import browser  # noqa: F401  (the module-scoped Chromium fixture, shared)
 
 DEADLINE_S = 60.0
@@ -49,13 +49,6 @@ token_sha256 = "{hash_token(OTHER_TENANT_TOKEN)}"
 subject = "tenant-b"
 realms = ["tenant-b"]
 """
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass

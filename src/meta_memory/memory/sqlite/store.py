@@ -737,11 +737,6 @@ class SqliteRealmStore:
                 return []
             return vectors.nearest(scope_id, query, limit, allowed)
 
-    def vector_progress(self) -> tuple[int, int] | None:
-        """(active records embedded, active records), or ``None`` when the realm keeps no vectors."""
-        with self._lock:
-            return self._vectors.progress(self._db) if self._vectors is not None else None
-
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         if not docs:
             return {}

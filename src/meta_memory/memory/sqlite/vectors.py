@@ -137,15 +137,6 @@ class VectorFile:
         row = self._db.execute("SELECT value FROM meta WHERE key = 'embedded_upto'").fetchone()
         return int(row[0]) if row else 0
 
-    def progress(self, realm: sqlite3.Connection) -> tuple[int, int]:
-        """(active records embedded, active records in the realm)."""
-        upto = self.embedded_upto
-        (total,) = realm.execute("SELECT count(*) FROM records WHERE status = 'active'").fetchone()
-        (done,) = realm.execute(
-            "SELECT count(*) FROM records WHERE status = 'active' AND doc <= ?", (upto,)
-        ).fetchone()
-        return int(done), int(total)
-
     def behind(self, realm: sqlite3.Connection) -> bool:
         row = realm.execute("SELECT max(doc) FROM records").fetchone()
         return row[0] is not None and int(row[0]) > self.embedded_upto
