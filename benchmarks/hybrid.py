@@ -1,8 +1,9 @@
 """Hybrid recall's costs: recall latency beside lexical, embedding throughput, bytes, and remember.
 
-Run: ``python benchmarks/hybrid.py [--records 10000] [--queries 300] [--remembers 2000] [--repeat 3]``
-(the `semantic` extra installed). Every figure is printed beside its lexical baseline from the same
-run:
+Run: ``python benchmarks/hybrid.py [--records 10000] [--queries 300] [--remembers 2000] [--repeat 3]
+[--postgres DSN]`` (the `semantic` extra installed; with ``--postgres``, the same figures on a
+PostgreSQL server too, each measurement in a schema of its own). Every figure is printed beside its
+lexical baseline from the same run:
 
 - contextual recall p50 / p99 for one identity holding ``--records`` active records, through the
   runtime, the query's embedding included: the same queries on the same realm file, lexical then
@@ -12,17 +13,25 @@ run:
 - ``remember`` over stdio, one acknowledged write at a time, with ``recall = "lexical"`` and with
   ``recall = "hybrid"`` (the indexing process embedding meanwhile), each on a fresh state dir,
   medians of ``--repeat`` runs.
+
+On PostgreSQL the vectors are built by the gateway's embedding thread's own steps (its records/s),
+their bytes are the ``record_vectors`` table's with its indexes, and ``remember`` with
+``recall = "hybrid"`` runs while that thread embeds in the gateway's own process.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
+import secrets
 import sqlite3
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -38,9 +47,29 @@ console = Console()
 IDENTITY = "agent:bench"
 
 
-def build(state: Path, records: int) -> None:
+def stored(dsn: str | None) -> dict[str, Any]:
+    """The ``[agent_memory]`` keys of the backend: the embedded default, or PostgreSQL at ``dsn``."""
+    return {"store": "postgres", "postgres": {"dsn": dsn}} if dsn else {}
+
+
+@contextlib.contextmanager
+def fresh_schema(dsn: str) -> Iterator[str]:
+    """A schema of its own for one measurement (dropped after); yields its DSN."""
+    import psycopg
+
+    schema = f"bench_{secrets.token_hex(4)}"
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+        try:
+            yield f"{dsn}{'&' if '?' in dsn else '?'}options=-csearch_path%3D{schema}"
+        finally:
+            admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def build(state: Path, records: int, dsn: str | None = None) -> None:
     corpus = Corpus(seed=5)
-    with MetaRuntime.open(state, load_config_dict({"agent_memory": {}})) as runtime:
+    config = {"memory": {"kind": "local_json"}, "agent_memory": stored(dsn)}
+    with MetaRuntime.open(state, load_config_dict(config)) as runtime:
         memory = runtime.agent_memory
         assert memory is not None
         for _ in range(records):
@@ -69,16 +98,45 @@ def embed_all(state: Path) -> tuple[float, int]:
     return rate, size
 
 
+def embed_all_postgres(dsn: str, records: int) -> tuple[float, int]:
+    """Fill the realm's vectors with the embedding thread's own steps; records/s, table bytes."""
+    import psycopg
+
+    from meta_memory.clock import SystemClock
+    from meta_memory.memory.postgres.connect import open_pool
+    from meta_memory.memory.postgres.vectors import EmbeddingWorker
+
+    pool = open_pool(dsn, min_size=1, max_size=2, timeout_s=10)
+    with pool.connection() as conn:
+        (schema,) = conn.execute("SELECT current_schema()").fetchone() or ("public",)
+    worker = EmbeddingWorker(pool, str(schema), load_embedder(DEFAULT_MODEL), clock=SystemClock())
+    start = time.perf_counter()
+    while worker.step("default"):
+        pass
+    rate = records / (time.perf_counter() - start)
+    pool.close()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE record_vectors")
+        (size,) = conn.execute("SELECT pg_total_relation_size('record_vectors')").fetchone() or (0,)
+    return rate, int(size)
+
+
 def queries(corpus: Corpus, n: int, rng: random.Random) -> list[str]:
     return ["what about " + " ".join(rng.sample(corpus.words(30), 4)) + "?" for _ in range(n)]
 
 
-def bench_recall(state: Path, n: int) -> tuple[list[float], list[float]]:
+def bench_recall(state: Path, n: int, dsn: str | None = None) -> tuple[list[float], list[float]]:
     texts = queries(Corpus(seed=5), n, random.Random(3))
     times: dict[str, list[float]] = {"lexical": [], "hybrid": []}
     for mode in ("lexical", "hybrid"):
         runtime = MetaRuntime.open(
-            state, load_config_dict({"agent_memory": {"recall": mode, "index_worker": "process"}})
+            state,
+            load_config_dict(
+                {
+                    "memory": {"kind": "local_json"},
+                    "agent_memory": {"recall": mode, "index_worker": "process", **stored(dsn)},
+                }
+            ),
         )
         memory = runtime.agent_memory
         assert memory is not None
@@ -105,10 +163,18 @@ def bench_recall(state: Path, n: int) -> tuple[list[float], list[float]]:
     return times["lexical"], times["hybrid"]
 
 
-def bench_remember(n: int, recall: str) -> float:
+def bench_remember(n: int, recall: str, dsn: str | None = None) -> float:
+    if dsn is None:
+        return _remember(n, recall, None)
+    with fresh_schema(dsn) as schema_dsn:
+        return _remember(n, recall, schema_dsn)
+
+
+def _remember(n: int, recall: str, dsn: str | None) -> float:
     with tempfile.TemporaryDirectory(dir=OUT) as tmp:
         config = Path(tmp) / "config.toml"
-        config.write_text(f'[memory]\nkind = "local_json"\n[agent_memory]\nrecall = "{recall}"\n')
+        store = f'store = "postgres"\n[agent_memory.postgres]\ndsn = "{dsn}"\n' if dsn else ""
+        config.write_text(f'[memory]\nkind = "local_json"\n[agent_memory]\nrecall = "{recall}"\n{store}')
         gateway = StdioGateway(Path(tmp) / "state", config)
         corpus = Corpus(seed=11)
         texts = [corpus.record_text() for _ in range(n)]
@@ -122,23 +188,25 @@ def bench_remember(n: int, recall: str) -> float:
         return rate
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--records", type=int, default=10_000)
-    parser.add_argument("--queries", type=int, default=300)
-    parser.add_argument("--remembers", type=int, default=2000)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    OUT.mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=OUT) as tmp:
+def measure(args: argparse.Namespace, dsn: str | None) -> None:
+    where = f"PostgreSQL ({dsn})" if dsn else "SQLite (the embedded default)"
+    console.rule(where)
+    with tempfile.TemporaryDirectory(dir=OUT) as tmp, contextlib.ExitStack() as stack:
         state = Path(tmp) / "state"
-        build(state, args.records)
-        rate, vector_bytes = embed_all(state)
-        realm_path = StateLayout.at(state).realm_db_path("default")
-        realm_bytes = (
-            sum(p.stat().st_size for p in realm_path.parent.glob(realm_path.name + "*")) - vector_bytes
-        )
-        lexical, hybrid = bench_recall(state, args.queries)
+        schema_dsn = stack.enter_context(fresh_schema(dsn)) if dsn else None
+        build(state, args.records, schema_dsn)
+        if schema_dsn is None:
+            rate, vector_bytes = embed_all(state)
+            realm_path = StateLayout.at(state).realm_db_path("default")
+            realm_bytes = (
+                sum(p.stat().st_size for p in realm_path.parent.glob(realm_path.name + "*")) - vector_bytes
+            )
+            beside = "the realm file and its recall index"
+        else:
+            rate, vector_bytes = embed_all_postgres(schema_dsn, args.records)
+            realm_bytes = _postgres_bytes(schema_dsn)
+            beside = "the records, postings and their indexes"
+        lexical, hybrid = bench_recall(state, args.queries, schema_dsn)
     console.print(
         f"contextual recall, one identity of {args.records:,} active records ({args.queries} queries, in process):\n"
         f"  lexical p50 {percentile(lexical, 0.5):.2f} ms, p99 {percentile(lexical, 0.99):.2f} ms\n"
@@ -146,17 +214,43 @@ def main() -> None:
         f"(the query's embedding included; target p50 <= 10 ms)"
     )
     console.print(
-        f"embedding throughput: {rate:,.0f} records/s on one core ({DEFAULT_MODEL}); vector file "
-        f"{vector_bytes / args.records:,.0f} bytes per record beside {realm_bytes / args.records:,.0f} for the "
-        "realm file and its recall index"
+        f"embedding throughput: {rate:,.0f} records/s on one core ({DEFAULT_MODEL}); vectors "
+        f"{vector_bytes / args.records:,.0f} bytes per record beside {realm_bytes / args.records:,.0f} for "
+        f"{beside}"
     )
-    lexical_rates = [bench_remember(args.remembers, "lexical") for _ in range(args.repeat)]
-    hybrid_rates = [bench_remember(args.remembers, "hybrid") for _ in range(args.repeat)]
+    lexical_rates = [bench_remember(args.remembers, "lexical", dsn) for _ in range(args.repeat)]
+    hybrid_rates = [bench_remember(args.remembers, "hybrid", dsn) for _ in range(args.repeat)]
     lex, hyb = statistics.median(lexical_rates), statistics.median(hybrid_rates)
     console.print(
         f"remember over stdio: lexical {lex:,.0f}/s, hybrid {hyb:,.0f}/s ({hyb / lex:.2f}x; target >= 0.90x), "
         f"medians of {args.repeat} x {args.remembers}"
     )
+
+
+def _postgres_bytes(dsn: str) -> int:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE records")
+        conn.execute("VACUUM ANALYZE postings")
+        (size,) = conn.execute(
+            "SELECT pg_total_relation_size('records') + pg_total_relation_size('postings')"
+        ).fetchone() or (0,)
+    return int(size)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=10_000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--remembers", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--postgres", metavar="DSN", default=None, help="also measure on this server")
+    args = parser.parse_args()
+    OUT.mkdir(exist_ok=True)
+    measure(args, None)
+    if args.postgres:
+        measure(args, args.postgres)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .clock import Clock
 from .config import MetaConfig, PostgresConfig
 from .errors import ConfigError
+from .memory.embedding.models import MODELS
 from .memory.sqlite.doctor import SqliteDoctor
 from .memory.sqlite.event_log import SqliteEventLog
 from .memory.sqlite.factory import SqliteStoreFactory
@@ -26,6 +27,9 @@ from .storage.doctor import StoreDoctor
 from .storage.layout import StateLayout
 from .timeline import EventLog
 
+if TYPE_CHECKING:
+    from .memory.embedding import Embedder
+
 __all__ = ["StorageBackend", "open_backend", "postgres_dsn", "store_doctor"]
 
 
@@ -34,7 +38,12 @@ class StorageBackend(Protocol):
 
     name: str
 
-    def realm_stores(self, config: MetaConfig, root: Path, *, serving: bool) -> RealmStoreFactory: ...
+    def realm_stores(
+        self, config: MetaConfig, root: Path, *, serving: bool, embedder: Embedder | None = None
+    ) -> RealmStoreFactory:
+        """The realm stores; ``embedder``: the model hybrid recall embeds with, for a backend that
+        embeds in the gateway (a realm file's indexing process loads its own)."""
+        ...
 
     def event_log(self) -> EventLog: ...
 
@@ -71,7 +80,9 @@ class _Embedded:
         self._layout = layout
         self._clock = clock
 
-    def realm_stores(self, config: MetaConfig, root: Path, *, serving: bool) -> RealmStoreFactory:
+    def realm_stores(
+        self, config: MetaConfig, root: Path, *, serving: bool, embedder: Embedder | None = None
+    ) -> RealmStoreFactory:
         return SqliteStoreFactory(self._layout, root, config.agent_memory, clock=self._clock, serving=serving)
 
     def event_log(self) -> EventLog:
@@ -143,5 +154,6 @@ def store_doctor(config: MetaConfig, environ: Mapping[str, str] | None = None) -
             dsn = postgres_dsn(am.postgres, os.environ if environ is None else environ)
         except ConfigError as exc:
             return PostgresDoctor(None, problem=exc.message)
-        return PostgresDoctor(dsn)
+        vectors_model = MODELS[am.embedding_model].model_id if am.recall == "hybrid" else None
+        return PostgresDoctor(dsn, vectors_model=vectors_model)
     return SqliteDoctor()

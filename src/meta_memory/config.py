@@ -501,12 +501,6 @@ class MetaConfig(_Section):
 
     def refuse_unservable(self) -> None:
         """Refusals that are about storage rather than syntax (-32014 on the wire)."""
-        am = self.agent_memory
-        if am.enabled and am.recall == "hybrid" and am.store != "sqlite":
-            raise StorageRefused(
-                f"agent_memory.recall = 'hybrid' needs store = 'sqlite' (this release keeps embedding "
-                f"vectors beside the realm files only); store = '{am.store}' recalls lexically"
-            )
         if self.agent_memory.enabled and self.agent_memory.store == "markdown":
             raise StorageRefused(
                 "agent_memory.store = 'markdown' is refused: markdown is import-only in this release; "

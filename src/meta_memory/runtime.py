@@ -12,7 +12,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import CONTRACT_VERSION, __version__, backends
 from .access import AccessEngine, BearerAuthenticator, Roster, RosterProvider
@@ -31,6 +31,9 @@ from .steward import Reviewer, Steward, StewardScheduler, parse_cadence, reviewe
 from .storage.layout import StateLayout
 from .storage.lock import StateDirLock
 from .timeline import Timeline
+
+if TYPE_CHECKING:
+    from .memory.embedding import Embedder
 
 __all__ = ["MetaRuntime"]
 
@@ -51,6 +54,12 @@ def recall_provider(config: AgentMemoryConfig) -> RecallProvider | None:
     from .memory.recall.hybrid import HybridRecallProvider
 
     return HybridRecallProvider(load_embedder(config.embedding_model))
+
+
+def _embedder_of(provider: RecallProvider | None) -> Embedder | None:
+    from .memory.recall.hybrid import HybridRecallProvider
+
+    return provider.embedder if isinstance(provider, HybridRecallProvider) else None
 
 
 @dataclass
@@ -129,7 +138,9 @@ class MetaRuntime:
             if config.agent_memory.enabled:
                 # Before any store opens: a missing or tampered model refuses the boot, naming the extra.
                 provider = recall_provider(config.agent_memory)
-                stores = storage.realm_stores(config, memory_root, serving=serving)
+                stores = storage.realm_stores(
+                    config, memory_root, serving=serving, embedder=_embedder_of(provider)
+                )
                 agent_memory = AgentMemory(
                     layout,
                     memory_root,

@@ -1,7 +1,9 @@
 """``recall = "hybrid"`` end to end with the real embedding model: a paraphrase the lexical ranking
 cannot see is found, what was just written is found lexically before it is embedded, a forgotten
 record never comes back through its vector, tags still filter, and a realm's vectors are of one
-model only (a switch rebuilds them)."""
+model only (a switch rebuilds them). The tests of what recall answers run on both backends; those
+of the realm file's vector file and its indexing process on SQLite (tests/postgres/test_vectors.py
+has PostgreSQL's embedding thread)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import json
 import sqlite3
 import subprocess
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,18 +20,31 @@ import pytest
 from meta_memory import Meta
 from meta_memory.client import MetaClient
 from meta_memory.config import load_config_dict
-from meta_memory.errors import ConfigError, StorageRefused
+from meta_memory.errors import ConfigError
 from meta_memory.storage.layout import StateLayout
 
-from ..conftest import gateway_command
+from ..conftest import BACKENDS, Backend, gateway_command, make_backend
 
 DIET = ("Diet", "Sam is vegetarian and allergic to peanuts.")
 QUESTION = "what food should I avoid cooking for them?"
 FILLER = [(f"Plant {i}", f"The office plant number {i} needs water on Mondays.") for i in range(12)]
 
 
-def _handle(state: Path, **agent_memory: Any) -> Any:
-    return Meta.builder().persistent_state(state).memory().agent_memory(**agent_memory).build()
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    yield from make_backend(request.param, request)
+
+
+def _handle(state: Path, backend: Backend | None = None, **agent_memory: Any) -> Any:
+    stored = backend.store_config() if backend is not None else {}
+    return Meta.builder().persistent_state(state).memory().agent_memory(**agent_memory, **stored).build()
+
+
+def _settled(backend: Backend, state: Path, count: int, eventually: Callable[..., bool]) -> None:
+    """Wait until ``count`` records are embedded on PostgreSQL (its embedding thread works in the
+    background); a realm file's reads embed inline in a library runtime."""
+    if backend.is_postgres:
+        assert eventually(lambda: backend.stored(state, "SELECT count(*) FROM record_vectors")[0][0] == count)
 
 
 def _fill(meta: Any, identity: str = "lead") -> dict[str, str]:
@@ -53,12 +69,15 @@ def test_a_paraphrase_the_lexical_ranking_misses_is_recalled(tmp_path: Path) -> 
         ]
 
 
-def test_tags_filter_and_forgotten_records_stay_out(tmp_path: Path) -> None:
-    with _handle(tmp_path / "state", recall="hybrid") as meta:
+def test_tags_filter_and_forgotten_records_stay_out(
+    tmp_path: Path, backend: Backend, eventually: Callable[..., bool]
+) -> None:
+    with _handle(tmp_path / "state", backend, recall="hybrid") as meta:
         ids = _fill(meta)
         meta.remember_agent_memory(
             "lead", title="Guests", body="Ana eats no meat and no nuts.", tags=["guests"]
         )
+        _settled(backend, tmp_path / "state", len(ids) + 1, eventually)
         tagged = meta.recall_agent_memory("lead", query_text=QUESTION, tags=["guests"])
         assert [r.title for r in tagged] == ["Guests"]
         meta.forget_agent_memory("lead", ids["Diet"])
@@ -66,10 +85,13 @@ def test_tags_filter_and_forgotten_records_stay_out(tmp_path: Path) -> None:
         assert "Diet" not in titles and "Guests" in titles
 
 
-def test_another_identitys_records_are_never_neighbours(tmp_path: Path) -> None:
-    with _handle(tmp_path / "state", recall="hybrid") as meta:
-        _fill(meta, "someone-else")
+def test_another_identitys_records_are_never_neighbours(
+    tmp_path: Path, backend: Backend, eventually: Callable[..., bool]
+) -> None:
+    with _handle(tmp_path / "state", backend, recall="hybrid") as meta:
+        ids = _fill(meta, "someone-else")
         meta.remember_agent_memory("lead", title="Plants", body="Water the ficus.")
+        _settled(backend, tmp_path / "state", len(ids) + 1, eventually)
         titles = [r.title for r in meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=8)]
         assert "Diet" not in titles
 
@@ -128,16 +150,10 @@ def test_the_indexing_process_embeds_while_what_was_just_written_is_found_lexica
         assert realm["vectors"] == {"model_id": "all-minilm-l6-v2-int8", "embedded": active, "active": active}
 
 
-def test_hybrid_needs_the_sqlite_store_and_a_known_model() -> None:
-    with pytest.raises(StorageRefused, match="recall = 'hybrid' needs store = 'sqlite'"):
-        load_config_dict(
-            {
-                "agent_memory": {
-                    "recall": "hybrid",
-                    "store": "postgres",
-                    "postgres": {"dsn": "postgresql://h/db"},
-                }
-            }
+def test_hybrid_takes_either_store_and_needs_a_known_model() -> None:
+    for store in ({}, {"store": "postgres", "postgres": {"dsn": "postgresql://h/db"}}):
+        assert (
+            load_config_dict({"agent_memory": {"recall": "hybrid", **store}}).agent_memory.recall == "hybrid"
         )
     with pytest.raises(ConfigError, match=r"agent_memory\.embedding_model must be one of"):
         load_config_dict({"agent_memory": {"recall": "hybrid", "embedding_model": "gpt-embed"}})
@@ -146,11 +162,11 @@ def test_hybrid_needs_the_sqlite_store_and_a_known_model() -> None:
 
 
 def test_when_the_model_fails_injection_falls_back_to_lexical_and_explicit_recall_reports_it(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, backend: Backend, caplog: pytest.LogCaptureFixture
 ) -> None:
     from meta_memory.memory.embedding import EmbedderUnavailable
 
-    with _handle(tmp_path / "state", recall="hybrid") as meta:
+    with _handle(tmp_path / "state", backend, recall="hybrid") as meta:
         meta.remember_agent_memory("lead", title="Deploys", body="Deploys need ops approval.")
         embedder = meta.runtime.agent_memory.provider.embedder
 

@@ -153,6 +153,9 @@ class AgentMemory:
         with self._open_lock:
             self._stores.clear()
             self.stores.close()  # closes the stores it opened, in the order its backend needs
+        closing = getattr(self.provider, "close", None)  # a provider may hold threads of its own
+        if callable(closing):
+            closing()
 
     # -- the API (typed requests, parsed at the dispatcher boundary by memory/params.py) ---
 

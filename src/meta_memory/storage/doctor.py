@@ -186,6 +186,21 @@ class Diagnosis:
     ) -> None:
         self.findings.append(Finding(severity, code, message, path, realm))
 
+    def vectors(
+        self, realm: str, model_id: str, embedded: int, active: int, *, path: Path | None = None
+    ) -> dict[str, Any]:
+        """The ``realm-vectors`` finding (``recall = "hybrid"``); the inventory's ``vectors``."""
+        left = active - embedded
+        self.add(
+            "info",
+            REALM_VECTORS,
+            f"realm {realm!r}: vectors of model {model_id}: {embedded} of {active} active records embedded"
+            + (f" ({left} to go; hybrid recall finds those lexically meanwhile)" if left else ""),
+            path=path,
+            realm=realm,
+        )
+        return {"model_id": model_id, "embedded": embedded, "active": active}
+
     def to_wire(self) -> dict[str, Any]:
         return {
             "state_dir": _text(self.state_dir),

@@ -1,13 +1,14 @@
 """The PostgreSQL backend's part of the storage doctor: is the server reachable, at which schema
 version, and what does each realm hold (records per status, body bytes; the recall index is
-kept in each write's transaction, so no index work is ever pending). Read-only: it runs no
-migration and takes no lock.
+kept in each write's transaction, so no index work is ever pending; with ``recall = "hybrid"``,
+how far each realm's vectors have come). Read-only: it runs no migration and takes no lock.
 """
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -35,9 +36,13 @@ _STATUSES = tuple(s.value for s in Status)
 class PostgresDoctor:
     """The checks of ``store = "postgres"`` (``dsn=None``: the config could not name one)."""
 
-    def __init__(self, dsn: str | None, *, problem: str | None = None) -> None:
+    def __init__(
+        self, dsn: str | None, *, problem: str | None = None, vectors_model: str | None = None
+    ) -> None:
         self._dsn = dsn
         self._problem = problem
+        # recall = "hybrid": the model whose vectors the inventory reports (else the latest used).
+        self._vectors_model = vectors_model
 
     def check_state_dir(self, layout: StateLayout, identity: str | None, out: Diagnosis) -> None:
         if self._dsn is None:
@@ -98,6 +103,7 @@ class PostgresDoctor:
             ):
                 if realm in mine and status in mine[realm]:
                     mine[realm][status] = int(n)
+        vectors = self._vector_states(conn, realms, out) if version >= 2 else {}
         total = sum(sum(c.values()) for c in counts.values())
         out.add(
             "info",
@@ -116,8 +122,33 @@ class PostgresDoctor:
                     0,
                     identity,
                     mine[realm] if mine is not None else None,
+                    vectors.get(realm),
                 )
             )
+
+    def _vector_states(
+        self, conn: psycopg.Connection, realms: list[str], out: Diagnosis
+    ) -> dict[str, dict[str, Any]]:
+        """How far each realm's embedding vectors have come: of the configured model, or else of
+        the model last embedded with; a realm with none is left out."""
+        marks: dict[str, tuple[str, int]] = {}
+        for realm, model_id, upto in conn.execute(
+            "SELECT realm, model_id, embedded_upto FROM vector_marks ORDER BY realm, updated_at_ms"
+        ):
+            if self._vectors_model is None or model_id == self._vectors_model:
+                marks[realm] = (model_id, int(upto))  # the last of the realm's rows wins
+        if self._vectors_model is not None:
+            for realm in realms:
+                marks.setdefault(realm, (self._vectors_model, 0))
+        states: dict[str, dict[str, Any]] = {}
+        for realm, (model_id, upto) in marks.items():
+            row = conn.execute(
+                "SELECT count(*), count(*) FILTER (WHERE doc <= %s) FROM records WHERE realm = %s AND status = 'active'",
+                (upto, realm),
+            ).fetchone()
+            active, embedded = (int(row[0]), int(row[1])) if row is not None else (0, 0)
+            states[realm] = out.vectors(realm, model_id, embedded, active)
+        return states
 
     def check_memory_root(
         self, root: Path, entries: list[Path], identity: str | None, out: Diagnosis

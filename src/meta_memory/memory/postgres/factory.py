@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psycopg
 import psycopg_pool
@@ -22,6 +23,10 @@ from .connect import describe, open_pool, unavailable
 from .event_log import PostgresEventLog
 from .migrations import NewerSchema, migrate
 from .store import PostgresRealmStore
+from .vectors import EmbeddingWorker, RealmVectors
+
+if TYPE_CHECKING:
+    from ..embedding import Embedder
 
 __all__ = ["PostgresBackend", "PostgresStoreFactory"]
 
@@ -61,8 +66,10 @@ class PostgresBackend:
                 f"PostgreSQL at {self.where} could not be migrated (see the gateway log)"
             ) from exc
 
-    def realm_stores(self, config: MetaConfig, root: Path, *, serving: bool) -> PostgresStoreFactory:
-        return PostgresStoreFactory(self.pool, self.schema, clock=self._clock)
+    def realm_stores(
+        self, config: MetaConfig, root: Path, *, serving: bool, embedder: Embedder | None = None
+    ) -> PostgresStoreFactory:
+        return PostgresStoreFactory(self.pool, self.schema, clock=self._clock, embedder=embedder)
 
     def event_log(self) -> PostgresEventLog:
         return PostgresEventLog(self.pool, self.dsn, self.schema)
@@ -82,12 +89,24 @@ class PostgresBackend:
 class PostgresStoreFactory:
     """Realm stores on the backend's pool."""
 
-    def __init__(self, pool: psycopg_pool.ConnectionPool, schema: str, *, clock: Clock) -> None:
+    def __init__(
+        self,
+        pool: psycopg_pool.ConnectionPool,
+        schema: str,
+        *,
+        clock: Clock,
+        embedder: Embedder | None = None,
+    ) -> None:
         self.pool = pool
         self.schema = schema
         self._clock = clock
         self._stores: dict[str, PostgresRealmStore] = {}
         self._lock = threading.Lock()
+        # recall = "hybrid": this gateway's embedding thread, shared by its realms (vectors.py).
+        self.embedder = embedder
+        self.embedding = (
+            EmbeddingWorker(pool, schema, embedder, clock=clock) if embedder is not None else None
+        )
 
     def open_realm(self, realm: str) -> PostgresRealmStore:
         with self._lock:
@@ -102,9 +121,14 @@ class PostgresStoreFactory:
                 )
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
             raise unavailable(exc, "open realm") from exc
+        vectors = (
+            RealmVectors(realm, self.embedder.model_id, self.embedder.dim, self.embedding)
+            if self.embedder is not None
+            else None
+        )
         with self._lock:
             return self._stores.setdefault(
-                realm, PostgresRealmStore(self.pool, realm, self.schema, clock=self._clock)
+                realm, PostgresRealmStore(self.pool, realm, self.schema, clock=self._clock, vectors=vectors)
             )
 
     def realms(self) -> list[str]:
@@ -123,6 +147,8 @@ class PostgresStoreFactory:
 
     def close(self) -> None:
         """Close the stores (their pending usage written back); the backend closes the pool."""
+        if self.embedding is not None:
+            self.embedding.close()
         with self._lock:
             stores, self._stores = list(self._stores.values()), {}
         for store in stores:

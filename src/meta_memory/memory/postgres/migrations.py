@@ -292,7 +292,38 @@ def _m001_schema(conn: psycopg.Connection) -> None:
     conn.execute(_M001)
 
 
-MIGRATIONS: tuple[tuple[int, str, Callable[[psycopg.Connection], None]], ...] = ((1, "schema", _m001_schema),)
+# recall = "hybrid": embedding vectors, derived data beside the records (vectors.py).
+_M002 = """
+CREATE INDEX records_by_realm_doc ON records (realm, doc);
+CREATE TABLE vector_marks (
+    realm TEXT COLLATE "C" NOT NULL,
+    model_id TEXT COLLATE "C" NOT NULL,
+    dim INTEGER NOT NULL,
+    embedded_upto BIGINT NOT NULL,          -- the last doc of the realm looked at
+    generation BIGINT NOT NULL,             -- moved when vectors are removed
+    updated_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (realm, model_id)
+);
+CREATE TABLE record_vectors (
+    model_id TEXT COLLATE "C" NOT NULL,
+    doc BIGINT NOT NULL,
+    realm TEXT COLLATE "C" NOT NULL,
+    scope_id BIGINT NOT NULL,
+    v BYTEA NOT NULL,                       -- float32, little-endian, L2-normalized
+    PRIMARY KEY (model_id, doc)
+);
+CREATE INDEX record_vectors_by_scope ON record_vectors (realm, model_id, scope_id, doc);
+"""
+
+
+def _m002_vectors(conn: psycopg.Connection) -> None:
+    conn.execute(_M002)
+
+
+MIGRATIONS: tuple[tuple[int, str, Callable[[psycopg.Connection], None]], ...] = (
+    (1, "schema", _m001_schema),
+    (2, "vectors", _m002_vectors),
+)
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 

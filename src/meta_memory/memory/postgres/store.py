@@ -24,14 +24,14 @@ import threading
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 import psycopg_pool
 from psycopg.pq import TransactionStatus
 
 from ...clock import Clock
-from ...errors import WriteRefused
+from ...errors import CapabilityUnavailable, WriteRefused
 from ..codec import dumps, record_from_row, record_values, wire_json
 from ..recall.analyzer import analyze_record
 from ..recall.index import TermIndex
@@ -76,6 +76,12 @@ from .columns import RECORD_COLUMNS
 from .connect import lock_key, retrying_read, unavailable
 from .listing import full_records_query, tags_all_sql
 from .term_index import PostgresTermIndex
+from .vectors import RealmVectors
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..embedding import Embedder
 
 __all__ = ["PostgresRealmStore", "realm_lock_key"]
 
@@ -93,9 +99,17 @@ class PostgresRealmStore:
     """A :class:`~meta_memory.memory.store.RealmStore` on a shared PostgreSQL database."""
 
     def __init__(
-        self, pool: psycopg_pool.ConnectionPool, realm: str, schema: str = "public", *, clock: Clock
+        self,
+        pool: psycopg_pool.ConnectionPool,
+        realm: str,
+        schema: str = "public",
+        *,
+        clock: Clock,
+        vectors: RealmVectors | None = None,
     ) -> None:
         self._pool = pool
+        # recall = "hybrid": the realm's vectors of the configured model (vectors.py).
+        self._vectors = vectors
         self.realm = realm
         self._clock = clock
         self._lock_key = realm_lock_key(schema, realm)
@@ -173,6 +187,8 @@ class PostgresRealmStore:
         if written_back:
             with self._usage_lock:
                 self._usage.subtract(written_back)
+        if self._vectors is not None:
+            self._vectors.nudge()  # the embedding thread looks for records past the mark
 
     def _forget_scopes(self, keys: list[tuple[str, str]]) -> None:
         # Scope ids handed out inside a rolled-back transaction do not exist.
@@ -318,6 +334,8 @@ class PostgresRealmStore:
             raise recreate_tombstoned()
         if r.status is Status.QUARANTINED and not r.ever_quarantined:
             r = replace(r, ever_quarantined=True)
+        if self._vectors is not None and r.status is Status.ACTIVE:
+            self._vectors.nudge()
         return CommitResult((r,), audit_seq=int(seq))
 
     def forget(self, scope: Scope, memory_id: str, author: Author) -> bool:
@@ -538,6 +556,37 @@ class PostgresRealmStore:
     def _streamed(self, conn: psycopg.Connection, cursor: psycopg.ServerCursor[Any]) -> Iterator[Record]:
         while rows := cursor.fetchmany(500):
             yield from self._records(conn, rows)
+
+    def nearest(
+        self,
+        scope: Scope,
+        query: np.ndarray,
+        limit: int,
+        embedder: Embedder,
+        allowed: Collection[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """The scope's docs nearest ``query`` (``VectorReads``), of the vectors embedded so far; a
+        realm found behind nudges this gateway's embedding thread.
+
+        Raises:
+            CapabilityUnavailable: ``embedder`` is not the model of this store's vectors.
+        """
+        vectors = self._vectors
+        if vectors is None:
+            return []
+        if embedder.model_id != vectors.model_id:
+            raise CapabilityUnavailable(
+                f"the vectors of this realm are of model {vectors.model_id!r}, not {embedder.model_id!r}"
+            )
+
+        def run() -> list[tuple[int, float]]:
+            with self._read() as conn:
+                scope_id = self._scope_id(conn, scope, create=False)
+                if scope_id is None:
+                    return []
+                return vectors.nearest(conn, scope_id, query, limit, allowed)
+
+        return retrying_read(run, "recall")
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         ranked: dict[int, Record] = getattr(self._ranked, "records", {})

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..records import Record, Status
@@ -64,6 +65,9 @@ class HybridRecallProvider:
         self.min_similarity = min_similarity
         self._lexical = LexicalRecallProvider()
         self._warned = False
+        # The query is embedded on a thread of this pool while the lexical ranking runs (the model
+        # releases the GIL; on PostgreSQL the ranking is mostly waiting on the server).
+        self._embedding = ThreadPoolExecutor(max_workers=4, thread_name_prefix="meta-query-embed")
 
     def recall(self, store: RealmStore, query: RecallQuery) -> list[Record]:
         if query.selection == "always":
@@ -76,15 +80,23 @@ class HybridRecallProvider:
             return []
         depth = max(DEPTH_MIN, DEPTH_FACTOR * query.max_entries)
         terms = analyze_query(query.query_text, list(query.query_terms))
-        lexical: Sequence[tuple[int, float]] = ()
-        if terms:
-            with store.reading_index(query.scope) as index:
-                ranked = index if allowed is None else only_docs(index, allowed)
-                lexical = rank(ranked, terms, depth)
-        semantic: list[tuple[int, float]] = []
+        embedded: Future[np.ndarray] | None = None
         if isinstance(store, VectorReads):
+            embedded = self._embedding.submit(self.embedder.embed_queries, [text])
+        lexical: Sequence[tuple[int, float]] = ()
+        try:
+            if terms:
+                with store.reading_index(query.scope) as index:
+                    ranked = index if allowed is None else only_docs(index, allowed)
+                    lexical = rank(ranked, terms, depth)
+        except BaseException:
+            if embedded is not None:
+                embedded.cancel()
+            raise
+        semantic: list[tuple[int, float]] = []
+        if embedded is not None and isinstance(store, VectorReads):
             try:
-                vector = self.embedder.embed_queries([text])[0]
+                vector = embedded.result()[0]
                 neighbours = store.nearest(query.scope, vector, depth, self.embedder, allowed)
             except Exception as exc:
                 if not query.lexical_fallback:
@@ -111,3 +123,6 @@ class HybridRecallProvider:
                         break
             start += step
         return out
+
+    def close(self) -> None:
+        self._embedding.shutdown(wait=False, cancel_futures=True)

@@ -413,17 +413,7 @@ def _vector_state(realm_path: Path, realm: str, out: Diagnosis) -> dict[str, Any
             realm=realm,
         )
         return None
-    model = meta.get("model_id", "?")
-    left = int(active) - int(embedded)
-    out.add(
-        "info",
-        REALM_VECTORS,
-        f"realm {realm!r}: vectors of model {model}: {embedded} of {active} active records embedded"
-        + (f" ({left} to go; hybrid recall finds those lexically meanwhile)" if left else ""),
-        path=vectors,
-        realm=realm,
-    )
-    return {"model_id": model, "embedded": int(embedded), "active": int(active)}
+    return out.vectors(realm, meta.get("model_id", "?"), int(embedded), int(active), path=vectors)
 
 
 def _check_event_log(layout: StateLayout, out: Diagnosis) -> None:

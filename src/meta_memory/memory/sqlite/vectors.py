@@ -19,19 +19,20 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...storage.layout import StateLayout
+from ..recall.neighbours import ScopeVectors, extended, nearest, record_text
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ..embedding import Embedder
 
-__all__ = ["INLINE_EMBED_MAX", "ScopeVectors", "VectorFile", "VectorSpec", "record_text"]
+__all__ = ["INLINE_EMBED_MAX", "VectorFile", "VectorSpec"]
 
 # Records a read embeds itself, at most, when no indexing process does it (library runtimes).
 INLINE_EMBED_MAX = 32
@@ -54,22 +55,6 @@ CREATE TABLE IF NOT EXISTS vectors (
 );
 CREATE INDEX IF NOT EXISTS vectors_by_scope ON vectors (scope_id, doc);
 """
-
-
-def record_text(title: str, body: str, tags: Sequence[str]) -> str:
-    """What a record is embedded as: ``title: body (tag, tag)``, the form the recall-quality
-    benchmark chose on its tuning sets (benchmarks/recall_quality/hybrid.py)."""
-    text = f"{title}: {body}"
-    return f"{text} ({', '.join(tags)})" if tags else text
-
-
-@dataclass(frozen=True)
-class ScopeVectors:
-    """One scope's vectors: ``docs[i]`` is the record of row ``i`` of ``matrix``."""
-
-    docs: np.ndarray  # int64, ascending
-    matrix: np.ndarray  # float32 (n, dim), rows L2-normalized
-    upto: int  # the file's mark when read
 
 
 class VectorFile:
@@ -181,28 +166,17 @@ class VectorFile:
 
     def scope(self, scope_id: int) -> ScopeVectors:
         """The scope's vectors as one matrix, read incrementally from the cached copy."""
-        import numpy as np
-
         with self._lock:
             upto = self.embedded_upto
             cached = self._cache.get(scope_id)
-            if cached is not None and cached.upto == upto:
+            if cached is not None and cached.mark == (upto,):
                 return cached
-            since = cached.upto if cached is not None else 0
+            since = cached.mark[0] if cached is not None else 0
             rows = self._db.execute(
                 "SELECT doc, v FROM vectors WHERE scope_id = ? AND doc > ? AND doc <= ? ORDER BY doc",
                 (scope_id, since, upto),
             ).fetchall()
-            docs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            fresh = (
-                np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), self.dim)
-                if rows
-                else np.zeros((0, self.dim), dtype=np.float32)
-            )
-            if cached is not None:
-                docs = np.concatenate([cached.docs, docs])
-                fresh = np.concatenate([cached.matrix, fresh])
-            out = ScopeVectors(docs, np.ascontiguousarray(fresh), upto)
+            out = extended(cached, rows, self.dim, (upto,))
             self._cache[scope_id] = out
             return out
 
@@ -210,19 +184,7 @@ class VectorFile:
         self, scope_id: int, query: np.ndarray, limit: int, allowed: Collection[int] | None = None
     ) -> list[tuple[int, float]]:
         """The ``limit`` docs of the scope nearest ``query`` by cosine (best first), among ``allowed``."""
-        import numpy as np
-
-        vectors = self.scope(scope_id)
-        if not len(vectors.docs) or limit <= 0:
-            return []
-        scores = vectors.matrix @ query.astype(np.float32)
-        if allowed is not None:
-            mask = np.isin(vectors.docs, np.fromiter(allowed, dtype=np.int64))
-            scores = np.where(mask, scores, -np.inf)
-        k = min(limit, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.lexsort((vectors.docs[top], -scores[top]))]
-        return [(int(vectors.docs[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]
+        return nearest(self.scope(scope_id), query, limit, allowed)
 
     def close(self) -> None:
         with self._lock:
