@@ -14,7 +14,7 @@ error message is the one the wire gives; results come back as typed values and e
 from __future__ import annotations
 
 import os
-import re
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from .access import Principal, RosterProvider
@@ -39,6 +39,7 @@ from .config import AgentMemoryConfig, load_config_dict
 from .errors import ConfigError
 from .gateway.dispatch import CONSOLE, SDK, CallContext, Dispatcher
 from .gateway.methods import build_dispatcher
+from .keywords import accepts_aliases, camel_case, did_you_mean, snake_case, snake_case_keys
 from .runtime import MetaRuntime
 
 R = TypeVar("R")
@@ -63,25 +64,29 @@ __all__ = [
 ]
 
 
+@accepts_aliases
 def local_json(health_check_endpoint: str | None = None) -> dict[str, Any]:
-    """The ledger backend: one local JSON file under the state dir, optionally health-checked."""
+    """The ledger backend for :meth:`MetaBuilder.memory`: one local JSON file under the state dir.
+
+    Args:
+        health_check_endpoint: a URL whose ``GET /v1/health`` must answer 2xx before each persist.
+
+    Returns:
+        The ``[memory]`` table for it.
+    """
     cfg: dict[str, Any] = {"kind": "local_json"}
     if health_check_endpoint is not None:
         cfg["health_check_endpoint"] = health_check_endpoint
     return cfg
 
 
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
-
-
-def _snake_keys(options: dict[str, Any]) -> dict[str, Any]:
-    return {
-        _CAMEL.sub("_", k).lower(): (_snake_keys(v) if isinstance(v, dict) else v) for k, v in options.items()
-    }
-
-
 class MetaBuilder:
-    """Collects options; :meth:`build` validates them exactly like a TOML config."""
+    """Collects a runtime's options; :meth:`build` validates them exactly as a TOML config is
+    validated, and boots the runtime. Each method returns the builder, so calls chain.
+
+    Keywords are snake_case (``max_entries=8``) or the camelCase the spec's examples use
+    (``maxEntries=8``); both spellings of one in a call are refused with ``TypeError``.
+    """
 
     def __init__(self) -> None:
         self._state: str | os.PathLike[str] | None = None
@@ -89,50 +94,122 @@ class MetaBuilder:
         self._clock: Clock | None = None
         self._roster_provider: RosterProvider | None = None
 
+    @accepts_aliases
     def persistent_state(self, path: str | os.PathLike[str]) -> MetaBuilder:
+        """Serve the state directory ``path`` (created if missing); :meth:`build` requires it.
+
+        Args:
+            path: the state directory. The runtime holds it alone while it runs.
+
+        Returns:
+            This builder.
+        """
         self._state = path
         return self
 
     def memory(self, backend: dict[str, Any] | None = None, **unsupported: Any) -> MetaBuilder:
-        """Persist the ledger (``local_json(...)``). Unsupported options (``stores=...``) are refused."""
+        """Persist the assertion ledger (without this call it is held in memory only).
+
+        Args:
+            backend: the ledger backend, ``local_json(...)`` (the default and the only kind).
+            **unsupported: refused: the ledger takes no other option (``stores=...``).
+
+        Returns:
+            This builder.
+
+        Raises:
+            ValueError: an unsupported option (the message names it).
+        """
         if unsupported:
             raise ValueError(f"memory got unsupported option(s): {', '.join(sorted(unsupported))}")
         self._config["memory"] = dict(backend) if backend is not None else local_json()
         return self
 
-    def agent_memory(self, config: bool | dict[str, Any] | None = True, **options: Any) -> MetaBuilder:
-        """Enable agent memory; options in snake_case or camelCase (``maxEntries=8``)."""
+    def agent_memory(self, config: bool | Mapping[str, Any] | None = True, **options: Any) -> MetaBuilder:
+        """Enable agent memory with ``[agent_memory]``'s options (without this call it is off).
+
+        Args:
+            config: ``True`` for the defaults, ``False`` or ``None`` for off, or a mapping of options.
+            **options: options as keywords, over the mapping's (``max_entries=8``,
+                ``llm_writes="quarantined"``); snake_case or camelCase (``maxEntries=8``), in
+                nested tables too (``contentTrust={"trustedMcpServers": [...]}``).
+
+        Returns:
+            This builder.
+
+        Raises:
+            TypeError: one mapping gives two spellings of one option (``max_entries`` and
+                ``maxEntries``).
+            ConfigError: an option ``[agent_memory]`` does not have (named as given, with the
+                nearest one it has), or a value it refuses (the message names key and range).
+        """
         if config is None or config is False:
             self._config["agent_memory"] = {"enabled": False}
-        else:
-            merged = _snake_keys({**(config if isinstance(config, dict) else {}), **options})
-            unknown = sorted(set(merged) - set(AgentMemoryConfig.model_fields))
-            if unknown:
-                raise ConfigError(f"agent_memory got unsupported option(s): {', '.join(unknown)}")
-            load_config_dict({"agent_memory": merged}, source="builder")  # refuse bad values at the call
-            self._config["agent_memory"] = merged
+            return self
+        given = {**(config if isinstance(config, Mapping) else {})}
+        where = "MetaBuilder.agent_memory"
+        merged = {**snake_case_keys(given, where), **snake_case_keys(options, where)}
+        known = AgentMemoryConfig.model_fields
+        unknown = [key for key in [*given, *options] if snake_case(key) not in known]
+        if unknown:
+            spellings = [*known, *(camel_case(name) for name in known)]
+            named = ", ".join(f"{key!r}{did_you_mean(key, spellings)}" for key in unknown)
+            raise ConfigError(f"agent_memory got unsupported option(s): {named}")
+        load_config_dict({"agent_memory": merged}, source="builder")  # refuse bad values at the call
+        self._config["agent_memory"] = merged
         return self
 
     def roster(self, *entries: dict[str, Any]) -> MetaBuilder:
-        """Declare identities (``identity``, ``mob``, ``role``, ``labels``) as ``[[roster]]`` does."""
+        """Declare identities as ``[[roster]]`` entries do; the access rules read them.
+
+        Args:
+            *entries: one mapping per identity: ``identity``, and ``mob``, ``role``, ``labels``.
+
+        Returns:
+            This builder.
+        """
         self._config["roster"] = [*self._config.get("roster", []), *entries]
         return self
 
+    @accepts_aliases
     def roster_provider(self, provider: RosterProvider) -> MetaBuilder:
-        """A callback the access rules ask for an identity the roster entries do not name."""
+        """A callback the access rules ask about an identity the roster entries do not name.
+
+        Args:
+            provider: called with the identity; returns its roster entry, or ``None``.
+
+        Returns:
+            This builder.
+        """
         self._roster_provider = provider
         return self
 
+    @accepts_aliases
     def clock(self, clock: Clock) -> MetaBuilder:
+        """The clock the runtime reads time from (default: the system clock).
+
+        Args:
+            clock: a :class:`~meta_memory.clock.Clock` (tests use a manual one).
+
+        Returns:
+            This builder.
+        """
         self._clock = clock
         return self
 
     def build(self) -> MetaHandle:
-        """Boot the runtime in process.
+        """Validate the options and boot the runtime in process.
+
+        Returns:
+            The running handle; close it (or use ``with``) to release the state dir.
 
         Raises:
+            ValueError: :meth:`persistent_state` was not called.
             ConfigError: an option is invalid (the message names it).
-            StorageRefused: the state dir cannot be served.
+            StorageRefused: the state dir cannot be served: another runtime holds it, a
+                predecessor's ledger waits to be adopted, a store is damaged (``StoreCorrupt``).
+            CapabilityUnavailable: ``recall = "hybrid"`` and the embedding model is missing or
+                fails its pinned hash (``EmbedderUnavailable``, naming the extra to install).
         """
         if self._state is None:
             raise ValueError("persistent_state(path) is required")
@@ -143,8 +220,16 @@ class MetaBuilder:
 
 
 class Meta:
+    """The entry point of the in-process API: ``Meta.builder()...build()`` gives a
+    :class:`MetaHandle`."""
+
     @staticmethod
     def builder() -> MetaBuilder:
+        """A new builder, with no options set.
+
+        Returns:
+            The builder.
+        """
         return MetaBuilder()
 
 
@@ -160,11 +245,15 @@ class _AsPrincipal(MetaApi):
 
 
 class MetaHandle(MetaApi):
-    """A running in-process runtime. Close it (or use ``with``) to release the state dir.
+    """A running in-process runtime, from :meth:`MetaBuilder.build`. Close it (or use ``with``)
+    to release the state dir.
 
     Its methods are :class:`~meta_memory.api.MetaApi`'s, the same as a
-    :class:`~meta_memory.client.MetaClient`'s; here they run the gateway's dispatcher in process
-    (the parent process's own channel: trusted, like stdio).
+    :class:`~meta_memory.client.MetaClient`'s, with the same errors; here they run the gateway's
+    dispatcher in process (the parent process's own channel: trusted, like stdio).
+
+    Attributes:
+        runtime: the runtime it serves (its subsystems, for code that reaches past the API).
     """
 
     def __init__(self, runtime: MetaRuntime) -> None:
@@ -175,8 +264,21 @@ class MetaHandle(MetaApi):
     def _invoke(self, call: Call[R]) -> R:
         return call.read(self._dispatcher.call(call.method, call.params, self._contexts[call.surface]))
 
+    @accepts_aliases
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        """Call any JSON-RPC method in process; raises the typed error the wire would carry."""
+        """Call any application-surface method by name in process, with its wire params.
+
+        Args:
+            method: the JSON-RPC method (``meta/agent_memory/recall``).
+            params: its params by name, as on the wire.
+
+        Returns:
+            The method's wire result.
+
+        Raises:
+            MethodNotFound: no such method on the application surface.
+            InvalidParams: a param broke a rule, or the method does not take it.
+        """
         return self._dispatcher.call(method, params, self._contexts[SDK])
 
     @property
@@ -185,12 +287,21 @@ class MetaHandle(MetaApi):
         no authenticated principal (anonymous, when ``[access]`` is on)."""
         return Console(self)
 
+    @accepts_aliases
     def console_as(self, subject: str) -> Console:
-        """The console surface as ``subject`` calls it: under the access rules for that subject,
-        which a quarantine decision records as its reviewer."""
+        """The console surface as ``subject`` calls it.
+
+        Args:
+            subject: the principal: the access rules for it apply, and a quarantine decision
+                records it as the reviewer.
+
+        Returns:
+            The console surface for that subject.
+        """
         return Console(_AsPrincipal(self._dispatcher, Principal(subject)))
 
     def close(self) -> None:
+        """Stop the runtime: close its stores and release the state dir's lock. Safe to call twice."""
         self.runtime.close()
 
     def __enter__(self) -> MetaHandle:

@@ -187,7 +187,15 @@ class _StdioChannel:
 
 class AsyncMetaClient(AsyncMetaApi):
     """The typed API of a running gateway, as coroutines. Build one with ``await``
-    :meth:`connect` or :meth:`spawn`; close it (or use ``async with``)."""
+    :meth:`connect` or :meth:`spawn`; close it (or use ``async with``).
+
+    Its methods are :class:`~meta_memory.api.AsyncMetaApi`'s, with the results and errors of
+    :class:`~meta_memory.client.MetaClient`'s (the transport's errors included).
+
+    Attributes:
+        max_retries: how many times an idempotent read is retried after a connection error or a
+            timeout (writes never are).
+    """
 
     def __init__(self, channel: _Channel, *, max_retries: int = 1) -> None:
         self._channel = channel
@@ -203,7 +211,18 @@ class AsyncMetaClient(AsyncMetaApi):
         timeout: float = DEFAULT_TIMEOUT_S,
         max_retries: int = 1,
     ) -> AsyncMetaClient:
-        """A client of the gateway serving ``url``; see :meth:`MetaClient.connect`."""
+        """A client of the gateway serving ``url`` (``meta_gateway serve``) over HTTP.
+
+        Args:
+            url: the gateway's base URL (``http://127.0.0.1:8765``).
+            token: the bearer token for ``POST /rpc`` (one of ``[[rpc.auth.tokens]]``).
+            console_token: the bearer token for :attr:`console` (one of ``[[console.auth.tokens]]``).
+            timeout: seconds to wait for each reply.
+            max_retries: retries of an idempotent read after a connection error or a timeout.
+
+        Returns:
+            The client; nothing is sent until the first call.
+        """
         return cls(_HttpChannel(url, token, console_token, timeout), max_retries=max_retries)
 
     @classmethod
@@ -216,7 +235,26 @@ class AsyncMetaClient(AsyncMetaApi):
         timeout: float = DEFAULT_TIMEOUT_S,
         max_retries: int = 1,
     ) -> AsyncMetaClient:
-        """Start ``meta_gateway stdio`` as a child process; see :meth:`MetaClient.spawn`."""
+        """Start ``meta_gateway stdio`` on ``state_dir`` as a child process, which holds the state
+        dir until :meth:`close`. Its channel carries the application surface only.
+
+        Args:
+            state_dir: the state directory the child serves.
+            config: a TOML config file's path, or a mapping in the same shape (written to a
+                private temporary file); ``None``: the gateway's embedded default.
+            command: the gateway's command line (default: the ``meta_gateway`` beside this
+                interpreter, else the one on ``PATH``).
+            timeout: seconds to wait for each reply.
+            max_retries: retries of an idempotent read after a connection error or a timeout.
+
+        Returns:
+            The client, once the child has answered its handshake.
+
+        Raises:
+            MetaConnectionError: the child could not start or exited (its refusal is in the message).
+            MetaTimeoutError: the child did not answer its handshake in time.
+            MetaError: the child refused to boot (the typed error it wrote).
+        """
         path, holder = config_file(config)
         channel = _StdioChannel(timeout, holder)
         await channel.start(gateway_argv(command, state_dir, path))
@@ -238,6 +276,7 @@ class AsyncMetaClient(AsyncMetaApi):
         return AsyncConsole(self)
 
     async def close(self) -> None:
+        """Close the connection; a spawned child gets end of input and is waited for (then killed)."""
         await self._channel.close()
 
     async def __aenter__(self) -> AsyncMetaClient:

@@ -242,7 +242,17 @@ def config_file(config: str | os.PathLike[str] | Mapping[str, Any] | None) -> tu
 
 class MetaClient(MetaApi):
     """The typed API of a running gateway. Build one with :meth:`connect` or :meth:`spawn`; close
-    it (or use ``with``). Safe to share between threads."""
+    it (or use ``with``). Safe to share between threads.
+
+    Its methods are :class:`~meta_memory.api.MetaApi`'s, with the same results and errors as the
+    in-process handle's, plus the transport's: :class:`MetaConnectionError` (nothing answered),
+    :class:`MetaTimeoutError` (no reply in time; a write may have been applied) and
+    :class:`MetaAuthenticationError` (the gateway refused the credential).
+
+    Attributes:
+        max_retries: how many times an idempotent read is retried after a connection error or a
+            timeout (writes never are).
+    """
 
     def __init__(self, channel: _Channel, *, max_retries: int = 1) -> None:
         self._channel = channel
@@ -258,8 +268,18 @@ class MetaClient(MetaApi):
         timeout: float = DEFAULT_TIMEOUT_S,
         max_retries: int = 1,
     ) -> MetaClient:
-        """A client of the gateway serving ``url`` (``meta_gateway serve``): ``token`` for
-        ``POST /rpc`` (``[[rpc.auth.tokens]]``), ``console_token`` for :attr:`console`."""
+        """A client of the gateway serving ``url`` (``meta_gateway serve``) over HTTP.
+
+        Args:
+            url: the gateway's base URL (``http://127.0.0.1:8765``).
+            token: the bearer token for ``POST /rpc`` (one of ``[[rpc.auth.tokens]]``).
+            console_token: the bearer token for :attr:`console` (one of ``[[console.auth.tokens]]``).
+            timeout: seconds to wait for each reply.
+            max_retries: retries of an idempotent read after a connection error or a timeout.
+
+        Returns:
+            The client; nothing is sent until the first call.
+        """
         return cls(_HttpChannel(url, token, console_token, timeout), max_retries=max_retries)
 
     @classmethod
@@ -272,11 +292,26 @@ class MetaClient(MetaApi):
         timeout: float = DEFAULT_TIMEOUT_S,
         max_retries: int = 1,
     ) -> MetaClient:
-        """Start ``meta_gateway stdio`` on ``state_dir`` as a child process (it holds the state dir
-        until :meth:`close`). ``config``: a TOML file's path, or a mapping in the same shape.
+        """Start ``meta_gateway stdio`` on ``state_dir`` as a child process, which holds the state
+        dir until :meth:`close`. Its channel carries the application surface only.
+
+        Args:
+            state_dir: the state directory the child serves.
+            config: a TOML config file's path, or a mapping in the same shape (written to a
+                private temporary file); ``None``: the gateway's embedded default.
+            command: the gateway's command line (default: the ``meta_gateway`` beside this
+                interpreter, else the one on ``PATH``).
+            timeout: seconds to wait for each reply.
+            max_retries: retries of an idempotent read after a connection error or a timeout.
+
+        Returns:
+            The client, once the child has answered its handshake.
 
         Raises:
             MetaConnectionError: the child could not start or exited (its refusal is in the message).
+            MetaTimeoutError: the child did not answer its handshake in time.
+            MetaError: the child refused to boot (the typed error it wrote: ``ConfigError`` as
+                ``InvalidParams``, ``StorageRefused``, ...).
         """
         path, holder = config_file(config)
         argv = gateway_argv(command, state_dir, path)
@@ -298,6 +333,7 @@ class MetaClient(MetaApi):
         return Console(self)
 
     def close(self) -> None:
+        """Close the connection; a spawned child gets end of input and is waited for (then killed)."""
         self._channel.close()
 
     def __enter__(self) -> MetaClient:
