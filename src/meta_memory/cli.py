@@ -1,8 +1,11 @@
-"""The ``meta_gateway`` command: serve, stdio, mcp, review (cli_review.py), adoption, doctor, legacy
-import, storage copy, export and import, hash-token.
+"""The ``meta_gateway`` command: serve, stdio, mcp, review (cli_review.py), init (cli_init.py),
+adoption, doctor, legacy import, storage copy, export and import, hash-token.
 
 This is the edge where files and the environment are read and where library errors become
 clean messages and exit codes (2 for a refused boot or bad config). Library code never exits.
+The common flags take their defaults from the environment (``META_STATE_DIR``, ``META_CONFIG``,
+``META_HOST``, ``META_PORT``, ``META_LOG_LEVEL``, ``META_LOG_FORMAT``, ...; ``--help`` names
+each); a flag on the command line wins.
 """
 
 from __future__ import annotations
@@ -12,15 +15,18 @@ import logging
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
+from .api import Call, MetaApi, R
 from .config import DEFAULT_CONFIG, MetaConfig, load_config_dict, load_config_file
 from .errors import ConfigError, MetaError, StorageRefused
-from .gateway.dispatch import to_wire_error
+from .gateway.dispatch import MCP, CallContext, to_wire_error
 from .gateway.methods import build_dispatcher
 from .gateway.stdio import serve_stdio, write_line
+from .gateway.telemetry import Telemetry
+from .logs import FORMATS, JsonFormatter, configure_logging
 from .runtime import MetaRuntime
 from .storage.adopt import adopt_predecessor
 from .storage.layout import StateLayout
@@ -30,11 +36,16 @@ __all__ = ["main"]
 DEFAULT_STATE_DIR = ".meta/state"
 EXIT_REFUSED = 2
 
+STATE_DIR_ENV = "META_STATE_DIR"
+CONFIG_ENV = "META_CONFIG"
+
 state_dir_option = click.option(
     "--state-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=DEFAULT_STATE_DIR,
     show_default=True,
+    envvar=STATE_DIR_ENV,
+    show_envvar=True,
     help="State directory (created if absent).",
 )
 config_option = click.option(
@@ -42,28 +53,100 @@ config_option = click.option(
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="TOML config, taken as written. Without it: ledger persisted, agent memory on.",
+    envvar=CONFIG_ENV,
+    show_envvar=True,
+    help="TOML config, taken as written (it replaces the built-in default wholesale). Without it: "
+    "ledger persisted, agent memory on. `meta_gateway init` writes a starter one.",
 )
 log_level_option = click.option(
     "--log-level",
-    type=click.Choice(["debug", "info", "warning", "error"]),
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
     default="info",
     show_default=True,
+    envvar="META_LOG_LEVEL",
+    show_envvar=True,
+)
+log_format_option = click.option(
+    "--log-format",
+    type=click.Choice(FORMATS, case_sensitive=False),
+    default=None,
+    envvar="META_LOG_FORMAT",
+    show_envvar=True,
+    help="Log lines on stderr: text, or one JSON object per line (default: [logging] format of the "
+    "config, else text).",
 )
 
-
-def _setup_logging(level: str) -> None:
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=getattr(logging, level.upper()),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+log = logging.getLogger("meta_memory.cli")
 
 
-def _load_config(path: Path | None) -> MetaConfig:
+def _logging_json() -> bool:
+    return any(isinstance(h.formatter, JsonFormatter) for h in logging.getLogger().handlers)
+
+
+def _say(message: str) -> None:
+    """A line for the operator on stderr (a log object, in JSON)."""
+    if _logging_json():
+        log.info("%s", message)
+    else:
+        click.echo(message, err=True)
+
+
+def _refuse(message: str) -> NoReturn:
+    """Refuse to start (exit 2), saying why on stderr (as a JSON log object in JSON)."""
+    if _logging_json():
+        log.error("%s", message)
+    else:
+        click.echo(f"meta_gateway: {message}", err=True)
+    sys.exit(EXIT_REFUSED)
+
+
+def _read_config(path: Path | None) -> MetaConfig:
     if path is None:
         return load_config_dict(DEFAULT_CONFIG, source="built-in default")
     return load_config_file(path)
+
+
+def _warn_missing_sections(path: Path | None, config: MetaConfig) -> None:
+    """One warning when a --config file leaves out what the built-in default turns on."""
+    if path is None:
+        return
+    off = []
+    if "agent_memory" not in config.model_fields_set:
+        off.append(
+            "no [agent_memory], so agent memory is off (remember, recall, host sessions and the memory tool are refused)"
+        )
+    if config.memory is None:
+        off.append(
+            "no [memory], so the assertion ledger is kept in memory only and lost when the process exits"
+        )
+    if off:
+        log.warning(
+            "%s has %s; a --config file replaces the built-in default wholesale: add the section(s) to "
+            "keep them on (`meta_gateway init` writes a starter config)",
+            path,
+            "; and ".join(off),
+        )
+
+
+def _load_config(path: Path | None) -> MetaConfig:
+    config = _read_config(path)
+    _warn_missing_sections(path, config)
+    return config
+
+
+def _start_logging(level: str, log_format: str | None, config_path: Path | None) -> MetaConfig:
+    """Logging for a serving command, and its config: ``--log-format``, else the config's
+    ``[logging] format``; then the one warning about sections the config file leaves out.
+
+    Raises:
+        ConfigError: the config cannot be read (logging is then set up by the flag alone).
+    """
+    configure_logging(level, log_format or "text")
+    config = _read_config(config_path)
+    if log_format is None and config.logging.format != "text":
+        configure_logging(level, config.logging.format)
+    _warn_missing_sections(config_path, config)
+    return config
 
 
 def _boot(state_dir: Path, config_path: Path | None) -> MetaRuntime:
@@ -84,20 +167,20 @@ def main() -> None:
 @state_dir_option
 @config_option
 @log_level_option
-def stdio(state_dir: Path, config_path: Path | None, log_level: str) -> None:
+@log_format_option
+def stdio(state_dir: Path, config_path: Path | None, log_level: str, log_format: str | None) -> None:
     """Serve JSON-RPC 2.0 as JSON lines on stdin/stdout."""
-    _setup_logging(log_level)
     out = sys.stdout.buffer
     try:
-        runtime = _boot(state_dir, config_path)
+        config = _start_logging(log_level, log_format, config_path)
+        runtime = MetaRuntime.open(state_dir, config, serving=True)
     except (ConfigError, StorageRefused, MetaError) as exc:
         write_line(out, {"jsonrpc": "2.0", "id": None, "error": to_wire_error(exc)})
-        click.echo(f"meta_gateway: {exc.message}", err=True)
-        sys.exit(EXIT_REFUSED)
+        _refuse(exc.message)
     # SIGTERM ends the loop like EOF does, so the runtime closes cleanly.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
-        serve_stdio(build_dispatcher(runtime), sys.stdin.buffer, out)
+        serve_stdio(build_dispatcher(runtime, observer=Telemetry()), sys.stdin.buffer, out)
     except (KeyboardInterrupt, BrokenPipeError):
         pass
     finally:
@@ -108,13 +191,16 @@ def stdio(state_dir: Path, config_path: Path | None, log_level: str) -> None:
 @state_dir_option
 @config_option
 @log_level_option
+@log_format_option
 @click.option(
     "--host",
     default="127.0.0.1",
     show_default=True,
+    envvar="META_HOST",
+    show_envvar=True,
     help="Address to bind (beyond loopback, see --allow-unauthenticated).",
 )
-@click.option("--port", default=8765, show_default=True, type=int)
+@click.option("--port", default=8765, show_default=True, type=int, envvar="META_PORT", show_envvar=True)
 @click.option(
     "--allow-unauthenticated",
     is_flag=True,
@@ -124,31 +210,28 @@ def serve(
     state_dir: Path,
     config_path: Path | None,
     log_level: str,
+    log_format: str | None,
     host: str,
     port: int,
     allow_unauthenticated: bool,
 ) -> None:
-    """Serve JSON-RPC over HTTP: POST /rpc, POST /console/rpc, GET /v1/health, the console."""
+    """Serve JSON-RPC over HTTP: POST /rpc, POST /console/rpc, GET /v1/health, GET /metrics, the console."""
     from .gateway.http import build_app
     from .gateway.security import is_loopback_host
     from .gateway.server import serve_http
 
-    _setup_logging(log_level)
     try:
-        config = _load_config(config_path)
+        config = _start_logging(log_level, log_format, config_path)
     except MetaError as exc:
-        click.echo(f"meta_gateway: {exc.message}", err=True)
-        sys.exit(EXIT_REFUSED)
+        _refuse(exc.message)
     if not is_loopback_host(host):
         missing = _unauthenticated_surfaces(config)
         if missing and not allow_unauthenticated:
-            click.echo(
-                f"meta_gateway: refusing to serve on {host}, which is not a loopback address, while "
+            _refuse(
+                f"refusing to serve on {host}, which is not a loopback address, while "
                 f"{' and '.join(missing)}; configure both kinds of tokens (`meta_gateway hash-token`), or "
-                "pass --allow-unauthenticated if a proxy in front authenticates every request",
-                err=True,
+                "pass --allow-unauthenticated if a proxy in front authenticates every request"
             )
-            sys.exit(EXIT_REFUSED)
         if missing:
             logging.getLogger("meta_memory.gateway").warning(
                 "serving on %s without authentication (%s): --allow-unauthenticated trusts the proxy in "
@@ -159,17 +242,22 @@ def serve(
     try:
         runtime = MetaRuntime.open(state_dir, config, serving=True)
     except MetaError as exc:
-        click.echo(f"meta_gateway: {exc.message}", err=True)
-        sys.exit(EXIT_REFUSED)
+        _refuse(exc.message)
     app = build_app(runtime, host=host, port=port, on_shutdown=runtime.close)
-    click.echo(f"meta_gateway serving {runtime.state_dir} on http://{host}:{port}", err=True)
+    _say(f"meta_gateway serving {runtime.state_dir} on http://{host}:{port}")
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the handler it
     # found; ours makes that graceful stop a clean exit (status 0, like stdio) instead of a kill.
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _exit_cleanly)
     try:
         serve_http(
-            app, host=host, port=port, log_level=log_level, request_timeout_s=config.http.request_timeout_s
+            app,
+            host=host,
+            port=port,
+            log_level=log_level,
+            request_timeout_s=config.http.request_timeout_s,
+            log_format="json" if _logging_json() else "text",
+            on_timeout=app.state.telemetry.timed_out,
         )
     finally:
         runtime.close()
@@ -192,6 +280,8 @@ def _unauthenticated_surfaces(config: MetaConfig) -> list[str]:
     "--state-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
+    envvar=STATE_DIR_ENV,
+    show_envvar=True,
     help="State directory to own (created if absent; give an absolute path, MCP clients start servers "
     "anywhere). Or --gateway instead.",
 )
@@ -200,6 +290,8 @@ def _unauthenticated_surfaces(config: MetaConfig) -> list[str]:
     "gateway_url",
     default=None,
     metavar="URL",
+    envvar="META_GATEWAY_URL",
+    show_envvar=True,
     help="Serve through a running `meta_gateway serve` at URL instead of owning a state dir: any number "
     "of MCP servers then share one gateway, whose console reviews their writes.",
 )
@@ -216,6 +308,7 @@ def _unauthenticated_surfaces(config: MetaConfig) -> list[str]:
 )
 @config_option
 @log_level_option
+@log_format_option
 def mcp(
     state_dir: Path | None,
     gateway_url: str | None,
@@ -224,12 +317,21 @@ def mcp(
     realm: str | None,
     config_path: Path | None,
     log_level: str,
+    log_format: str | None,
 ) -> None:
     """Serve one identity's memory tool and memory context over MCP (stdio)."""
     from .names import realm_problem
 
     if realm is not None and (problem := realm_problem(realm)) is not None:
         raise click.BadParameter(problem, param_hint="--realm")
+    # An environment default gives way to the flag that contradicts it on the command line.
+    if state_dir is not None and gateway_url is not None:
+        if _from_env("state_dir") and not _from_env("gateway_url"):
+            state_dir = None
+        elif _from_env("gateway_url") and not _from_env("state_dir"):
+            gateway_url = None
+    if gateway_url is not None and config_path is not None and _from_env("config_path"):
+        config_path = None
     if (state_dir is None) == (gateway_url is None):
         raise click.UsageError(
             "give exactly one of --state-dir (own the state) and --gateway (use a running gateway)"
@@ -238,13 +340,17 @@ def mcp(
         raise click.UsageError(
             "--config configures a runtime of this process's own: with --gateway, the gateway's config applies"
         )
-    _setup_logging(log_level)
     with contextlib.ExitStack() as owned:
         try:
-            api = _mcp_api(state_dir, gateway_url, token, config_path)
+            if gateway_url is not None:
+                configure_logging(log_level, log_format or "text")  # the gateway's config is its own
+                api: Any = _gateway_client(gateway_url, token)
+            else:
+                assert state_dir is not None
+                config = _start_logging(log_level, log_format, config_path)
+                api = _OwnRuntime(MetaRuntime.open(state_dir, config, serving=True))
         except MetaError as exc:
-            click.echo(f"meta_gateway: {exc.message}", err=True)
-            sys.exit(EXIT_REFUSED)
+            _refuse(exc.message)
         owned.callback(api.close)
         # Imported here: the SDK's import time is paid by this command only.
         import anyio
@@ -254,8 +360,7 @@ def mcp(
         try:
             server = MemoryMcpServer(api, identity, realm)
         except MetaError as exc:
-            click.echo(f"meta_gateway: {exc.message}", err=True)
-            sys.exit(EXIT_REFUSED)
+            _refuse(exc.message)
         # The SDK reads stdin in a worker thread no signal interrupts (python-sdk issue #3551): a
         # cancelled loop would wait for the client's next line. So SIGINT ends the process at once,
         # like SIGTERM; SQLite's WAL survives that and the OS drops the state-dir lock. The clean
@@ -267,37 +372,61 @@ def mcp(
             server.close()
 
 
-def _register_review() -> None:
+def _register_subcommands() -> None:
+    from .cli_init import init
     from .cli_review import review
 
     main.add_command(review)
+    main.add_command(init)
 
 
-_register_review()
+_register_subcommands()
 
 
-def _mcp_api(
-    state_dir: Path | None, gateway_url: str | None, token: str | None, config_path: Path | None
-) -> Any:
-    """The API the MCP server talks to: a client of the gateway, or a runtime booted here."""
-    if gateway_url is not None:
-        from .client import MetaClient
+def _from_env(param: str) -> bool:
+    """Whether the current command's ``param`` took its value from the environment."""
+    source = click.get_current_context().get_parameter_source(param)
+    return source is click.core.ParameterSource.ENVIRONMENT
 
-        client = MetaClient.connect(gateway_url, token=token)
-        try:
-            client.status()  # refuse at start, not at the first tool call: unreachable, or a bad token
-        except MetaError:
-            client.close()
-            raise
-        return client
-    assert state_dir is not None
-    from .sdk import MetaHandle
 
-    return MetaHandle(_boot(state_dir, config_path))
+def _gateway_client(gateway_url: str, token: str | None) -> Any:
+    """The MCP server's API as a client of a running gateway, checked now: unreachable, or a bad
+    token, refuses the start rather than the first tool call."""
+    from .client import MetaClient
+
+    client = MetaClient.connect(gateway_url, token=token)
+    try:
+        client.status()
+    except MetaError:
+        client.close()
+        raise
+    return client
+
+
+class _OwnRuntime(MetaApi):
+    """A runtime of this process for the MCP server: the in-process handle's calls, each one
+    logged as the ``mcp`` surface (gateway/telemetry.py)."""
+
+    def __init__(self, runtime: MetaRuntime) -> None:
+        self.runtime = runtime
+        self._dispatcher = build_dispatcher(runtime, observer=Telemetry())
+
+    def _invoke(self, call: Call[R]) -> R:
+        ctx = CallContext(surface=call.surface, transport=MCP)
+        return call.read(self._dispatcher.call(call.method, call.params, ctx))
+
+    def close(self) -> None:
+        self.runtime.close()
 
 
 @main.command("storage-adopt-predecessor")
-@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    envvar=STATE_DIR_ENV,
+    show_envvar=True,
+)
 @click.option("--apply", "apply_", is_flag=True, help="Rename for real (without it: a dry run).")
 def storage_adopt_predecessor(state_dir: Path, apply_: bool) -> None:
     """Adopt a predecessor (pre-0.9) ledger once, by a byte-for-byte rename in place."""
@@ -317,6 +446,8 @@ EXIT_DOCTOR_ERRORS = 1
     "--state-dir",
     type=click.Path(path_type=Path),
     required=True,
+    envvar=STATE_DIR_ENV,
+    show_envvar=True,
     help="State directory to diagnose (read only: nothing is created or written).",
 )
 @click.option("--identity", default=None, help="Also count this identity's records per status in each realm.")
@@ -326,6 +457,8 @@ EXIT_DOCTOR_ERRORS = 1
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
+    envvar=CONFIG_ENV,
+    show_envvar=True,
     help="The gateway's TOML config: which storage backend to diagnose (default: the embedded one).",
 )
 def doctor(state_dir: Path, identity: str | None, as_json: bool, config_path: Path | None) -> None:
@@ -500,6 +633,8 @@ def import_legacy(state_dir: Path, config_path: Path | None, realms: tuple[str, 
     "--state-dir",
     type=click.Path(file_okay=False, path_type=Path),
     required=True,
+    envvar=STATE_DIR_ENV,
+    show_envvar=True,
     help="The state dir whose SQLite realms (and timeline) to copy; no gateway may serve it meanwhile.",
 )
 @click.option(
@@ -507,6 +642,7 @@ def import_legacy(state_dir: Path, config_path: Path | None, realms: tuple[str, 
     "dsn",
     required=True,
     envvar="META_STORAGE_COPY_DSN",
+    show_envvar=True,
     help="The PostgreSQL DSN to copy into (or META_STORAGE_COPY_DSN, which keeps a password out of "
     "process listings).",
 )
@@ -526,7 +662,7 @@ def storage_copy(state_dir: Path, dsn: str, realms: tuple[str, ...]) -> None:
     from .names import realm_problem
     from .storage_copy import PartReport, copy_to_postgres
 
-    _setup_logging("warning")
+    configure_logging("warning", "text")
     for realm in realms:
         if (problem := realm_problem(realm)) is not None:
             raise click.BadParameter(problem, param_hint="--realm")
@@ -636,6 +772,8 @@ def _check_names(realm: str | None, identity: str | None) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     default=DEFAULT_STATE_DIR,
     show_default=True,
+    envvar=STATE_DIR_ENV,
+    show_envvar=True,
     help="State directory to export (it must exist; no gateway may serve it meanwhile).",
 )
 @config_option

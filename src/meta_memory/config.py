@@ -32,7 +32,9 @@ __all__ = [
     "DistillerConfig",
     "HttpConfig",
     "LedgerConfig",
+    "LoggingConfig",
     "MetaConfig",
+    "MetricsConfig",
     "PostgresConfig",
     "RosterEntry",
     "RpcConfig",
@@ -446,6 +448,24 @@ class HttpConfig(_Section):
     request_timeout_s: Annotated[int, BeforeValidator(_int_in(1, 3600))] = 30
 
 
+def _optional_sha256_hex(value: Any) -> str | None:
+    return None if value is None else _sha256_hex(value)
+
+
+class MetricsConfig(_Section):
+    """``[metrics]``: ``GET /metrics`` of ``meta_gateway serve``. ``token_sha256``: a scrape token
+    of its own (console tokens open it too); without one, it is as anonymous as the console."""
+
+    token_sha256: Annotated[str | None, BeforeValidator(_optional_sha256_hex)] = None
+
+
+class LoggingConfig(_Section):
+    """``[logging]``: ``format = "json"`` writes one JSON object per log line (``--log-format``
+    overrides it)."""
+
+    format: Annotated[str, BeforeValidator(_choice("text", "json"))] = "text"
+
+
 class AccessRule(_Section):
     id: NonEmpty
     effect: Annotated[str, BeforeValidator(_choice("allow", "deny"))] = "allow"
@@ -498,6 +518,8 @@ class MetaConfig(_Section):
     rpc: RpcConfig = Field(default_factory=RpcConfig)
     http: HttpConfig = Field(default_factory=HttpConfig)
     access: AccessConfig = Field(default_factory=AccessConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
 
     def refuse_unservable(self) -> None:
         """Refusals that are about storage rather than syntax (-32014 on the wire)."""

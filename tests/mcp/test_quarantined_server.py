@@ -22,7 +22,7 @@ DEADLINE_S = 60.0
 async def server(tmp_path_factory: pytest.TempPathFactory, serve_mcp: Any) -> AsyncIterator[Any]:
     root = tmp_path_factory.mktemp("mcp-quarantined")
     config = root / "config.toml"
-    config.write_text('[agent_memory]\nllm_writes = "quarantined"\n')
+    config.write_text('[memory]\nkind = "local_json"\n[agent_memory]\nllm_writes = "quarantined"\n')
     async with serve_mcp(root / "state", "--config", str(config), stderr_path=root / "stderr.log") as served:
         yield served
 

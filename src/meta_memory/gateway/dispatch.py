@@ -5,17 +5,22 @@ Both transports (stdio JSON lines and HTTP) hand raw request bytes to
 lookup per surface, parsing the params into the method's typed request, authorization, the
 call, and error mapping happen here and nowhere else:
 :func:`to_wire_error` is the only place an exception becomes a wire error, and no
-traceback or third-party text ever leaves through it.
+traceback or third-party text ever leaves through it. A dispatcher given a
+:class:`CallObserver` reports every call it answers (method, outcome, time) and every message
+it refuses unread to it, from here alone: that is where a server's metrics and request log
+lines come from (telemetry.py).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import math
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import (
     InternalError,
@@ -32,14 +37,17 @@ __all__ = [
     "CONSOLE",
     "HTTP",
     "IN_PROCESS",
+    "MCP",
     "SDK",
     "STDIO",
     "CallContext",
+    "CallObserver",
     "Dispatcher",
     "Method",
     "Surface",
     "Transport",
     "to_wire_error",
+    "wire_code",
 ]
 
 log = logging.getLogger("meta_memory.gateway")
@@ -48,11 +56,12 @@ Surface = str  # "sdk" (stdio, POST /rpc, the Python handle: the application sur
 SDK: Surface = "sdk"
 CONSOLE: Surface = "console"
 
-# How a call arrived. stdio and in-process calls come from the parent process that owns the
-# runtime (the trusted channel); HTTP calls come from the network, authenticated or not.
+# How a call arrived. stdio, MCP and in-process calls come from the parent process that owns
+# the runtime (the trusted channel); HTTP calls come from the network, authenticated or not.
 Transport = str
 IN_PROCESS: Transport = "in_process"
 STDIO: Transport = "stdio"
+MCP: Transport = "mcp"  # an MCP server's tool calls on a runtime of its own process
 HTTP: Transport = "http"
 
 Handler = Callable[[Any, "CallContext"], Any]
@@ -96,6 +105,24 @@ class CallContext:
     @property
     def remote(self) -> bool:
         return self.transport == HTTP
+
+
+class CallObserver(Protocol):
+    """What a dispatcher tells about the traffic it handles (telemetry.py's ``Telemetry``)."""
+
+    def call_done(
+        self, method: str | None, ctx: CallContext, elapsed_s: float, result: Any, error: BaseException | None
+    ) -> None:
+        """A request was answered: ``method`` as sent (``None`` when the envelope had none),
+        ``result`` or the ``error`` that :func:`to_wire_error` maps."""
+
+    def refused(self, ctx: CallContext, reason: str) -> None:
+        """A message was refused without being read (``reason``: ``body_too_large``)."""
+
+
+def wire_code(exc: BaseException) -> int:
+    """The JSON-RPC error code :func:`to_wire_error` gives ``exc``."""
+    return exc.code if isinstance(exc, MetaError) else InternalError.code
 
 
 def to_wire_error(exc: BaseException) -> dict[str, Any]:
@@ -147,6 +174,7 @@ class Dispatcher:
         max_request_bytes: int = 4 * 1024 * 1024,
         console_read_only: bool = False,
         authorize: Callable[[Method, Any, CallContext], None] | None = None,
+        observer: CallObserver | None = None,
     ) -> None:
         self._methods = dict(methods)
         self.max_request_bytes = max_request_bytes
@@ -154,6 +182,13 @@ class Dispatcher:
         # Who may call what (console access rules, an application key's realm confinement), judged
         # on the parsed request.
         self._authorize = authorize
+        self._observer = observer
+
+    def observed(self, observer: CallObserver) -> Dispatcher:
+        """This dispatcher (the same methods and rules), reporting to ``observer``."""
+        twin = copy.copy(self)
+        twin._observer = observer
+        return twin
 
     def method_names(self, surface: Surface) -> list[str]:
         return sorted(name for name, m in self._methods.items() if surface in m.surfaces)
@@ -161,25 +196,31 @@ class Dispatcher:
     def handle_bytes(self, raw: bytes, ctx: CallContext) -> dict[str, Any] | None:
         """Answer one request document; ``None`` for a notification."""
         if len(raw) > self.max_request_bytes:
-            return self.oversized()
+            return self.oversized(ctx)
+        started = time.perf_counter()
         try:
             payload = _parse(raw)
         except (ValueError, RecursionError):
-            return _response(None, error=to_wire_error(ParseError()))
-        return self.handle_payload(payload, ctx)
+            return self._envelope_error(ParseError(), ctx, started)
+        return self.handle_payload(payload, ctx, started=started)
 
-    def oversized(self) -> dict[str, Any]:
+    def oversized(self, ctx: CallContext | None = None) -> dict[str, Any]:
+        """The answer to a message over the request cap (refused unread, for ``ctx``'s observer)."""
+        if ctx is not None and self._observer is not None:
+            self._observer.refused(ctx, "body_too_large")
         error = to_wire_error(InvalidRequest())
         error["data"] = {"detail": f"request exceeds {self.max_request_bytes} bytes"}
         return _response(None, error=error)
 
-    def handle_payload(self, payload: Any, ctx: CallContext) -> dict[str, Any] | None:
+    def handle_payload(
+        self, payload: Any, ctx: CallContext, *, started: float | None = None
+    ) -> dict[str, Any] | None:
+        started = time.perf_counter() if started is None else started
         if isinstance(payload, list):
-            error = to_wire_error(InvalidRequest())
-            error["data"] = {"detail": "batch requests are not supported; send one request per message"}
-            return _response(None, error=error)
+            detail = "batch requests are not supported; send one request per message"
+            return self._envelope_error(InvalidRequest(), ctx, started, detail=detail)
         if not isinstance(payload, dict):
-            return _response(None, error=to_wire_error(InvalidRequest()))
+            return self._envelope_error(InvalidRequest(), ctx, started)
         request_id = payload.get("id")
         is_notification = "id" not in payload
         if (
@@ -188,15 +229,45 @@ class Dispatcher:
             or not _valid_id(request_id)
         ):
             echoed = request_id if _valid_id(request_id) else None
-            return _response(echoed, error=to_wire_error(InvalidRequest()))
+            return self._envelope_error(InvalidRequest(), ctx, started, request_id=echoed)
         try:
-            result = self.call(payload["method"], payload.get("params"), ctx)
+            result = self.call(payload["method"], payload.get("params"), ctx, started=started)
         except Exception as exc:  # the boundary: everything becomes a wire error
             return None if is_notification else _response(request_id, error=to_wire_error(exc))
         return None if is_notification else _response(request_id, result=result)
 
-    def call(self, name: str, params: Any, ctx: CallContext) -> Any:
-        """Call a method by name on ``ctx.surface``; raises library errors."""
+    def _envelope_error(
+        self,
+        exc: MetaError,
+        ctx: CallContext,
+        started: float,
+        *,
+        detail: str | None = None,
+        request_id: Any = None,
+    ) -> dict[str, Any]:
+        """The answer to a message that is no request we can call; observed without a method."""
+        if self._observer is not None:
+            self._observer.call_done(None, ctx, time.perf_counter() - started, None, exc)
+        error = to_wire_error(exc)
+        if detail is not None:
+            error["data"] = {"detail": detail}
+        return _response(request_id, error=error)
+
+    def call(self, name: str, params: Any, ctx: CallContext, *, started: float | None = None) -> Any:
+        """Call a method by name on ``ctx.surface``; raises library errors. ``started``: the
+        ``time.perf_counter()`` the request arrived at (default: now), for the observer."""
+        if self._observer is None:
+            return self._call(name, params, ctx)
+        started = time.perf_counter() if started is None else started
+        try:
+            result = self._call(name, params, ctx)
+        except BaseException as exc:
+            self._observer.call_done(name, ctx, time.perf_counter() - started, None, exc)
+            raise
+        self._observer.call_done(name, ctx, time.perf_counter() - started, result, None)
+        return result
+
+    def _call(self, name: str, params: Any, ctx: CallContext) -> Any:
         method = self._methods.get(name)
         if method is None or ctx.surface not in method.surfaces:
             raise MethodNotFound()

@@ -1,13 +1,15 @@
 """The HTTP transport: ``POST /rpc`` (the application surface), ``POST /console/rpc`` (the console
 surface), ``GET /openrpc.json`` and ``GET /console/openrpc.json`` (their OpenRPC documents),
-``GET /v1/health``, the live timeline ``GET /console/timeline/stream`` (SSE), and the web
-console ``GET /console`` with its assets under ``/console/static/``.
+``GET /v1/health``, ``GET /metrics`` (Prometheus, metrics.py), the live timeline
+``GET /console/timeline/stream`` (SSE), and the web console ``GET /console`` with its assets
+under ``/console/static/``.
 
-Every request first passes the boundary guards (security.py: Host, Origin, Content-Type, and the
-defensive response headers). Both JSON-RPC endpoints and the timeline stream then authenticate
-the ``Authorization`` header before reading a byte of the body: once a surface has tokens, a
-request without a valid one is 401 and nothing runs (401 for a bad token, 400 for a malformed
-header). JSON-RPC errors travel with HTTP 200 (the error is in the body); a notification gets
+Every request is followed by the request telemetry (telemetry.py: one log line and its metrics)
+and first passes the boundary guards (security.py: Host, Origin, Content-Type, and the
+defensive response headers). Both JSON-RPC endpoints, the timeline stream and the metrics then
+authenticate the ``Authorization`` header before reading a byte of the body: once a surface has
+tokens, a request without a valid one is 401 and nothing runs (401 for a bad token, 400 for a
+malformed header). JSON-RPC errors travel with HTTP 200 (the error is in the body); a notification gets
 204. Bodies are read up to the dispatcher's request cap and refused past it without buffering
 the rest; a client that disconnects mid-body is logged in one line. Runtime calls run in a worker
 thread so the event loop never blocks on SQLite or fsync.
@@ -35,7 +37,9 @@ from ..runtime import MetaRuntime
 from ..timeline import Timeline, event_seq
 from .dispatch import CONSOLE, HTTP, SDK, CallContext, Dispatcher, Surface, to_wire_error
 from .methods import build_dispatcher, principal_of_value, timeline_visibility
+from .metrics import CONTENT_TYPE, GatewayMetrics, metrics_authenticator
 from .security import BoundaryPolicy, HttpBoundary
+from .telemetry import RECORD_KEY, RequestTelemetry, Telemetry, note_refusal, record_of
 
 __all__ = ["build_app"]
 
@@ -75,7 +79,14 @@ def _authenticate(auth: BearerAuthenticator, request: Request) -> Principal | Re
     try:
         return auth.authenticate(request.headers.get("authorization"))
     except AuthenticationFailed as exc:
+        note_refusal(request.scope, exc.reason)
         return _unauthenticated(exc)
+
+
+def _context(request: Request, surface: Surface, principal: Principal) -> CallContext:
+    record = record_of(request.scope)
+    extras = {RECORD_KEY: record} if record is not None else {}
+    return CallContext(surface=surface, principal=principal, transport=HTTP, extras=extras)
 
 
 def _client(request: Request) -> str:
@@ -93,13 +104,14 @@ def _rpc_endpoint(
         try:
             raw = await _read_capped(request, dispatcher.max_request_bytes)
         except _Oversized:
+            note_refusal(request.scope, "body_too_large")
             return JSONResponse(dispatcher.oversized())
         except ClientDisconnect:
             log.info(
                 "%s disconnected before sending the whole request to %s", _client(request), request.url.path
             )
             return Response(status_code=400)  # nobody reads it
-        ctx = CallContext(surface=surface, principal=principal, transport=HTTP)
+        ctx = _context(request, surface, principal)
         reply = await run_in_threadpool(dispatcher.handle_bytes, raw, ctx)
         if reply is None:
             return Response(status_code=204)
@@ -118,7 +130,7 @@ def _openrpc_endpoint(
         principal = _authenticate(auth, request)
         if isinstance(principal, Response):
             return principal
-        ctx = CallContext(surface=surface, principal=principal, transport=HTTP)
+        ctx = _context(request, surface, principal)
         try:
             document = await run_in_threadpool(dispatcher.call, "rpc.discover", None, ctx)
         except Exception as exc:  # the one boundary maps it; nothing internal leaks
@@ -130,6 +142,19 @@ def _openrpc_endpoint(
 
 async def _health(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
+
+
+def _metrics_endpoint(metrics: GatewayMetrics, auth: BearerAuthenticator) -> Callable[[Request], Any]:
+    """``GET /metrics``: the Prometheus text, behind the console's tokens or the metrics token."""
+
+    async def endpoint(request: Request) -> Response:
+        principal = _authenticate(auth, request)
+        if isinstance(principal, Response):
+            return principal
+        body = await run_in_threadpool(metrics.render)  # the gauges read the stores
+        return Response(body, headers={"Content-Type": CONTENT_TYPE})
+
+    return endpoint
 
 
 _SSE_QUEUE_MAX = 1000
@@ -215,14 +240,18 @@ def build_app(
 ) -> Starlette:
     """The ASGI app serving ``runtime`` as bound to ``host``:``port`` (the names and origins the
     boundary accepts derive from them and from ``[http]``). ``dispatcher`` defaults to the
-    runtime's own."""
-    dispatcher = dispatcher or build_dispatcher(runtime)
+    runtime's own; either way its calls are counted in this app's metrics and logged
+    (``app.state.telemetry``)."""
+    metrics = GatewayMetrics(runtime)
+    telemetry = Telemetry(metrics)
+    dispatcher = (dispatcher or build_dispatcher(runtime)).observed(telemetry)
     console_auth = runtime.console_auth or BearerAuthenticator.for_console(runtime.config.console)
     rpc_auth = runtime.rpc_auth or BearerAuthenticator.for_rpc(runtime.config.rpc)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
+        metrics.close()
         if on_shutdown is not None:
             on_shutdown()
 
@@ -232,6 +261,7 @@ def build_app(
         Route("/openrpc.json", _openrpc_endpoint(dispatcher, SDK, rpc_auth), methods=["GET"]),
         Route("/console/openrpc.json", _openrpc_endpoint(dispatcher, CONSOLE, console_auth), methods=["GET"]),
         Route("/v1/health", _health, methods=["GET"]),
+        Route("/metrics", _metrics_endpoint(metrics, metrics_authenticator(runtime.config)), methods=["GET"]),
     ]
     if runtime.timeline is not None:
         visibility = lambda principal: timeline_visibility(runtime, principal_of_value(principal))  # noqa: E731
@@ -240,4 +270,13 @@ def build_app(
     # The page itself needs no credential: it holds none, and every call it makes is authenticated.
     routes.extend(console_routes())
     policy = BoundaryPolicy.build(runtime.config.http, bound_host=host, port=port)
-    return Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(HttpBoundary, policy=policy)])
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[
+            Middleware(RequestTelemetry, telemetry=telemetry),  # outermost: sees every refusal
+            Middleware(HttpBoundary, policy=policy, on_refusal=note_refusal),
+        ],
+    )
+    app.state.telemetry = telemetry
+    return app

@@ -72,7 +72,7 @@ from ..steward import DreamParams, parse_dream_params
 from ..storage.census import AGENT_MEMORY_DISABLED, CALLER_EVENT_SINK, StorageCensus, runtime_census
 from ..storage.doctor import DoctorParams, diagnose, parse_doctor_params, same_directory
 from ..timeline import TimelineQuery, parse_timeline_query
-from .dispatch import CONSOLE, SDK, CallContext, Dispatcher, Method
+from .dispatch import CONSOLE, SDK, CallContext, CallObserver, Dispatcher, Method
 from .openrpc import openrpc_document
 from .signatures import SIGNATURES
 
@@ -126,12 +126,14 @@ def _tool_format(params: Any) -> str:
     return fmt
 
 
-def build_dispatcher(runtime: MetaRuntime) -> Dispatcher:
-    """The dispatcher every surface of one runtime uses (stdio, HTTP, in process)."""
+def build_dispatcher(runtime: MetaRuntime, *, observer: CallObserver | None = None) -> Dispatcher:
+    """The dispatcher every surface of one runtime uses (stdio, HTTP, in process); ``observer``
+    hears of every call it answers (telemetry.py)."""
     return Dispatcher(
         build_methods(runtime),
         console_read_only=runtime.config.console.read_only,
         authorize=_authorizer(runtime),
+        observer=observer,
     )
 
 

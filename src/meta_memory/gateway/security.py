@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -135,11 +135,15 @@ def _is_json(content_type: str | None) -> bool:
 
 
 class HttpBoundary:
-    """ASGI middleware applying a :class:`BoundaryPolicy` to every HTTP request."""
+    """ASGI middleware applying a :class:`BoundaryPolicy` to every HTTP request. ``on_refusal``
+    hears of each refusal with its reason (the request telemetry counts and logs it)."""
 
-    def __init__(self, app: ASGIApp, policy: BoundaryPolicy) -> None:
+    def __init__(
+        self, app: ASGIApp, policy: BoundaryPolicy, on_refusal: Callable[[Scope, str], None] | None = None
+    ) -> None:
         self.app = app
         self.policy = policy
+        self.on_refusal = on_refusal
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -147,6 +151,8 @@ class HttpBoundary:
             return
         refusal = self._refusal(scope)
         if refusal is not None:
+            if self.on_refusal is not None:
+                self.on_refusal(scope, refusal[1])
             await _refuse(send, *refusal)
             return
 

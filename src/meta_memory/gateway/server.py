@@ -8,19 +8,21 @@ byte (or from the connection's opening) its headers and whole body must arrive w
 ``[http] request_timeout_s``, else the request is answered ``408`` and the connection closed.
 The clock stops once the request has fully arrived, so a slow handler or a long-lived response
 (the timeline's event stream) is never cut; between requests uvicorn's keep-alive timeout
-applies as usual.
+applies as usual. A request cut off so is counted too (``on_timeout``: the app's metrics).
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from ..logs import uvicorn_log_config
 
 __all__ = ["DeadlineH11Protocol", "serve_http"]
 
@@ -34,6 +36,7 @@ class DeadlineH11Protocol(H11Protocol):
     """uvicorn's h11 protocol, closing a connection whose request does not arrive in time."""
 
     request_timeout_s: float = 30.0
+    on_timeout: Callable[[], None] | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._deadline: asyncio.TimerHandle | None = None
@@ -71,6 +74,8 @@ class DeadlineH11Protocol(H11Protocol):
         self._deadline = None
         if self.conn.their_state in _ARRIVED or self.transport.is_closing():
             return
+        if self.on_timeout is not None:
+            self.on_timeout()
         client = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
         log.info(
             "%s did not send its whole request within %g s: connection closed", client, self.request_timeout_s
@@ -80,21 +85,33 @@ class DeadlineH11Protocol(H11Protocol):
         self.transport.close()
 
 
-def serve_http(app: Any, *, host: str, port: int, log_level: str, request_timeout_s: float) -> None:
-    """Serve ``app`` until SIGINT/SIGTERM (uvicorn's graceful shutdown), logging to stderr."""
+def serve_http(
+    app: Any,
+    *,
+    host: str,
+    port: int,
+    log_level: str,
+    request_timeout_s: float,
+    log_format: str = "text",
+    on_timeout: Callable[[], None] | None = None,
+) -> None:
+    """Serve ``app`` until SIGINT/SIGTERM (uvicorn's graceful shutdown), logging to stderr in
+    ``log_format`` (logs.py; in JSON uvicorn's access lines give way to the app's own)."""
+    # A staticmethod: stored on the class, a plain function would be bound to each connection.
+    hook = staticmethod(on_timeout) if on_timeout is not None else None
     protocol = type(
-        "DeadlineH11Protocol", (DeadlineH11Protocol,), {"request_timeout_s": float(request_timeout_s)}
+        "DeadlineH11Protocol",
+        (DeadlineH11Protocol,),
+        {"request_timeout_s": float(request_timeout_s), "on_timeout": hook},
     )
-    # Every log line goes to stderr; uvicorn's default sends access lines to stdout.
-    log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
-    log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
     uvicorn.run(
         app,
         host=host,
         port=port,
         log_level=log_level,
         lifespan="on",
-        log_config=log_config,
+        log_config=uvicorn_log_config(log_format),
+        access_log=log_format != "json",
         http=protocol,
         timeout_graceful_shutdown=5,  # open SSE streams must not hold a shutdown forever
     )

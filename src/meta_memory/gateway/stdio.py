@@ -47,7 +47,7 @@ def serve_stdio(dispatcher: Dispatcher, inp: IO[bytes], out: IO[bytes]) -> None:
         if line is None:
             return
         if overflowed:
-            write_line(out, dispatcher.oversized())
+            write_line(out, dispatcher.oversized(ctx))
             continue
         if not line.strip():
             continue
