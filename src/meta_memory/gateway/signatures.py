@@ -669,7 +669,20 @@ DREAM = Params(
     example={"realm": "default"},
 )
 DREAM_RESULT = open_result(
-    "The dream run's report.", run_id=any_text(), status=any_text(), items=array(FREE_OBJECT)
+    "The dream run's report: what each item's verdict came to, and what the run committed.",
+    realm=any_text(),
+    partition=any_text("The realm, or `mob:<mob>` for a dream over one mob."),
+    status=choice(("completed", "skipped")),
+    run_id=any_text(),
+    reviewer=any_text("Which reviewer judged the items."),
+    started_at_ms=nullable(integer()),
+    completed_at_ms=nullable(integer()),
+    ops_committed=integer(),
+    skipped_reason=nullable(any_text()),
+    reviewer_error=nullable(any_text()),
+    outcomes=array(FREE_OBJECT, "One per item judged: its subject, verdict and what became of it."),
+    expired_promotions=array(any_text(), "Gated promotions past their seven-day deadline, expired now."),
+    audit_verdicts=integer("How many audit verdicts the run recorded."),
 )
 
 # -- the console panel --------------------------------------------------------------------------
