@@ -329,6 +329,11 @@ def main() -> None:
         "--quick", action="store_true", help="one seed per set, two conversations per chat seed"
     )
     parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="one small set per half: checks the script runs, measures nothing",
+    )
+    parser.add_argument(
         "--sweep", action="store_true", help="the fusion grid and record-text choice (tuning only)"
     )
     parser.add_argument(
@@ -343,8 +348,13 @@ def main() -> None:
     embedder = load(args.model)
     console.print(f"embedding model: {embedder.model_id}; record text: {RECORD_TEXT!r}")
     meter = Throughput()
-    tuning = prepare(tuning_sets(args.quick), embedder, meter)
-    heldout = prepare(heldout_sets(args.quick), embedder, meter)
+    tuning_wanted = tuning_sets(args.quick or args.smoke)
+    heldout_wanted = heldout_sets(args.quick or args.smoke)
+    if args.smoke:
+        tuning_wanted = {name: tuning_wanted[name] for name in ("chat A s1", "para A s1")}
+        heldout_wanted = {name: heldout_wanted[name] for name in ("chat B s11", "para B s11")}
+    tuning = prepare(tuning_wanted, embedder, meter)
+    heldout = prepare(heldout_wanted, embedder, meter)
     t, tuning_results = table("Hybrid recall, tuning sets (half A)", tuning, systems())
     console.print(t)
     t, heldout_results = table("Hybrid recall, held-out sets (half B)", heldout, systems())
