@@ -73,6 +73,8 @@ class ProtocolError(MetaError):
 
 
 class ParseError(ProtocolError):
+    """The request was not JSON (-32700)."""
+
     code = -32700
 
     def __init__(self, message: str = "Parse error") -> None:
@@ -80,6 +82,8 @@ class ParseError(ProtocolError):
 
 
 class InvalidRequest(ProtocolError):
+    """The JSON was no JSON-RPC 2.0 request: a batch, no method, a bad id, or over the size cap (-32600)."""
+
     code = -32600
 
     def __init__(self, message: str = "Invalid Request") -> None:
@@ -87,6 +91,8 @@ class InvalidRequest(ProtocolError):
 
 
 class MethodNotFound(ProtocolError):
+    """No such method on the surface the call arrived on (-32601)."""
+
     code = -32601
 
     def __init__(self, message: str = "Method not found") -> None:
@@ -114,18 +120,26 @@ class WriteRefused(InvalidParams):
 
 
 class InternalError(MetaError):
+    """Something failed inside the runtime (-32603); the detail is in the log, never on the wire."""
+
     code = -32603
 
 
 class UnknownRecord(MetaError):
+    """No record with that id in the caller's scope (-32001)."""
+
     code = -32001
 
 
 class CapabilityUnavailable(MetaError):
+    """What the call needs is not configured or installed here (-32004), e.g. agent memory off."""
+
     code = -32004
 
 
 class ReadOnly(MetaError):
+    """A write on a console configured ``read_only`` (-32010)."""
+
     code = -32010
 
     def __init__(self, message: str = "console is read-only") -> None:
@@ -164,6 +178,8 @@ class StoreUnavailable(StorageRefused):
 
 
 class AccessDenied(MetaError):
+    """The access rules do not let the caller take ``action`` on ``resource`` (-32030)."""
+
     code = -32030
 
     def __init__(self, action: str, resource: str | None = None, *, message: str | None = None) -> None:
@@ -174,6 +190,10 @@ class AccessDenied(MetaError):
 
 
 class QuarantineReviewRefused(MetaError):
+    """A quarantine decision refused (-32043); ``reason`` says why: ``content_mismatch`` (the
+    record changed since it was reviewed), ``not_quarantined``, ``gate_pending``,
+    ``successor_conflict``."""
+
     code = -32043
 
     def __init__(self, reason: str, message: str, **extra: Any) -> None:

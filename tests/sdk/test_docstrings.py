@@ -113,3 +113,14 @@ def test_each_result_type_names_every_field_in_its_attributes(cls: type) -> None
     own = [f.name for f in dataclasses.fields(cls) if f.name in inspect.get_annotations(cls)]
     for field in own:
         assert re.search(rf"^\s+{field}:", attributes, flags=re.MULTILINE), f"{cls.__name__}: {field}"
+
+
+def test_every_exported_error_class_says_what_it_stands_for() -> None:
+    errors = [
+        value
+        for value in (getattr(meta_memory, name) for name in meta_memory.__all__)
+        if inspect.isclass(value) and issubclass(value, BaseException)
+    ]
+    assert errors
+    undocumented = [cls.__name__ for cls in errors if not (cls.__dict__.get("__doc__") or "").strip()]
+    assert undocumented == []
