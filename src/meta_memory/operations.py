@@ -700,7 +700,9 @@ def console_decide(
         rationale: why.
 
     Returns:
-        What the decision did: ``outcome``, ``memory_id`` and ``record_id`` (the released record).
+        What the decision did: ``outcome`` (``released``, ``tombstoned``, or ``already_...`` for a
+        replay), ``origin`` and ``successor`` (the released record, or None) as they stand now,
+        and the ``decision`` as audited.
 
     Raises:
         QuarantineReviewRefused: the record changed since it was read, is not quarantined, or was

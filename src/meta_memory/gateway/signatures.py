@@ -420,7 +420,15 @@ DOCTOR = Params(
     ),
     example={"state_dir": ".meta/state"},
 )
-DOCTOR_RESULT = open_result("The storage doctor's report.", findings=array(FREE_OBJECT))
+DOCTOR_RESULT = open_result(
+    "The storage doctor's report.",
+    state_dir=any_text(),
+    diagnosis=obj(
+        {"findings": array(FREE_OBJECT), "inventory": array(FREE_OBJECT, "One entry per realm.")},
+        required=("findings", "inventory"),
+    ),
+    storage=nullable(FREE_OBJECT),
+)
 TIMELINE_QUERY = Params(
     (
         Param("after", text("Return events after this event_id (e.g. `console-evt-42`).")),
@@ -625,7 +633,19 @@ GATING_DECIDE = Params(
     example={"pending_id": "<id>", "approver_id": "ops:alice", "decision": "approve"},
 )
 GATING_DECIDE_RESULT = open_result(
-    "The decision as recorded.", pending_id=any_text(), outcome=any_text(), audit_id=any_text()
+    "The decision as recorded.",
+    pending_id=any_text(),
+    action_id=any_text(),
+    approver_id=any_text(),
+    decision=choice(("approve", "reject", "escalate")),
+    outcome=choice(
+        ("allowed", "safe_draft", "pending_approval"),
+        "`allowed` (approve), `safe_draft` (reject) or `pending_approval` (escalate).",
+    ),
+    decided_at_ms=integer(),
+    reason=nullable(any_text()),
+    next_pending_id=nullable(any_text("The escalation's new pending id.")),
+    audit_id=any_text(),
 )
 GATING_PENDING = Params(error_prefix=LEDGER)
 GATING_PENDING_RESULT = obj({"pending": array(FREE_OBJECT)}, required=("pending",))
@@ -661,8 +681,27 @@ QUARANTINE_DECIDE = Params(
         "expected_content_hash": "0" * 64,
     },
 )
+REVIEW_RECEIPT = open_result(
+    "A record as it stands after the decision (no body).",
+    memory_id=any_text(),
+    status=FREE_OBJECT,
+    trust=any_text(),
+    ever_quarantined=boolean(),
+    content_hash=any_text(),
+    supersedes=nullable(any_text()),
+    superseded_by=nullable(any_text()),
+    derived_from=array(any_text()),
+)
 QUARANTINE_DECIDE_RESULT = open_result(
-    "What the decision did.", outcome=any_text(), memory_id=any_text(), record_id=nullable(any_text())
+    "What the decision did.",
+    outcome=choice(("released", "tombstoned", "already_released", "already_tombstoned")),
+    origin=REVIEW_RECEIPT,
+    successor=nullable(REVIEW_RECEIPT),
+    decision=obj(
+        {"audit_token": any_text(), "decided_at_ms": integer(), "review": FREE_OBJECT},
+        description="The decision as audited: its audit token, when, and the review (verdict, "
+        "reviewer, the hash reviewed, the promotions it expired or invalidated).",
+    ),
 )
 DREAM = Params(
     (REALM, Param("mob", text("Dream over this mob's records only."))),
@@ -673,8 +712,8 @@ DREAM_RESULT = open_result(
     realm=any_text(),
     partition=any_text("The realm, or `mob:<mob>` for a dream over one mob."),
     status=choice(("completed", "skipped")),
-    run_id=any_text(),
-    reviewer=any_text("Which reviewer judged the items."),
+    run_id=nullable(any_text("Null for a dream that did not run.")),
+    reviewer=nullable(any_text("Which reviewer judged the items.")),
     started_at_ms=nullable(integer()),
     completed_at_ms=nullable(integer()),
     ops_committed=integer(),
