@@ -324,14 +324,7 @@ def mcp(
 
     if realm is not None and (problem := realm_problem(realm)) is not None:
         raise click.BadParameter(problem, param_hint="--realm")
-    # An environment default gives way to the flag that contradicts it on the command line.
-    if state_dir is not None and gateway_url is not None:
-        if _from_env("state_dir") and not _from_env("gateway_url"):
-            state_dir = None
-        elif _from_env("gateway_url") and not _from_env("state_dir"):
-            gateway_url = None
-    if gateway_url is not None and config_path is not None and _from_env("config_path"):
-        config_path = None
+    state_dir, gateway_url, config_path = settle_environment(state_dir, gateway_url, config_path)
     if (state_dir is None) == (gateway_url is None):
         raise click.UsageError(
             "give exactly one of --state-dir (own the state) and --gateway (use a running gateway)"
@@ -381,6 +374,22 @@ def _register_subcommands() -> None:
 
 
 _register_subcommands()
+
+
+def settle_environment(
+    state_dir: Path | None, gateway_url: str | None, config_path: Path | None
+) -> tuple[Path | None, str | None, Path | None]:
+    """For a command that works on a state dir or through a gateway: an environment default
+    (``META_STATE_DIR``, ``META_GATEWAY_URL``, ``META_CONFIG``) gives way to the flag on the
+    command line that contradicts it."""
+    if state_dir is not None and gateway_url is not None:
+        if _from_env("state_dir") and not _from_env("gateway_url"):
+            state_dir = None
+        elif _from_env("gateway_url") and not _from_env("state_dir"):
+            gateway_url = None
+    if gateway_url is not None and config_path is not None and _from_env("config_path"):
+        config_path = None
+    return state_dir, gateway_url, config_path
 
 
 def _from_env(param: str) -> bool:

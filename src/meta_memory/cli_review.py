@@ -34,6 +34,8 @@ def _gateway_options(command: Any) -> Any:
             "gateway_url",
             metavar="URL",
             default=None,
+            envvar="META_GATEWAY_URL",
+            show_envvar=True,
             help="A running `meta_gateway serve` to review through (its console surface).",
         ),
         click.option(
@@ -47,6 +49,8 @@ def _gateway_options(command: Any) -> Any:
             "--state-dir",
             type=click.Path(file_okay=False, path_type=Path),
             default=None,
+            envvar="META_STATE_DIR",
+            show_envvar=True,
             help="Review directly on this state dir (no runtime may hold it).",
         ),
         click.option(
@@ -54,6 +58,8 @@ def _gateway_options(command: Any) -> Any:
             "config_path",
             type=click.Path(dir_okay=False, path_type=Path),
             default=None,
+            envvar="META_CONFIG",
+            show_envvar=True,
             help="With --state-dir: the config file (its [agent_memory] store and realm).",
         ),
         click.option("--json", "as_json", is_flag=True, help="Print the result as JSON."),
@@ -68,6 +74,9 @@ def _console(
     gateway_url: str | None, console_token: str | None, state_dir: Path | None, config_path: Path | None
 ) -> Iterator[Any]:
     """The console surface of the gateway, or of a runtime booted on the state dir."""
+    from .cli import settle_environment
+
+    state_dir, gateway_url, config_path = settle_environment(state_dir, gateway_url, config_path)
     if (gateway_url is None) == (state_dir is None):
         raise click.UsageError("give exactly one of --gateway URL and --state-dir DIR")
     try:

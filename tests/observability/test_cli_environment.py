@@ -33,12 +33,14 @@ SERVING = [*COMMON, "META_LOG_LEVEL", "META_LOG_FORMAT"]
         ("import-legacy", COMMON),
         ("storage-copy", ["META_STATE_DIR", "META_STORAGE_COPY_DSN"]),
         ("storage-adopt-predecessor", ["META_STATE_DIR"]),
+        ("review list", [*COMMON, "META_GATEWAY_URL", "META_CONSOLE_TOKEN"]),
+        ("review release", [*COMMON, "META_GATEWAY_URL", "META_CONSOLE_TOKEN"]),
     ],
 )
 def test_help_names_the_environment_variable_behind_each_common_flag(
     command: str, variables: list[str]
 ) -> None:
-    result = CliRunner().invoke(main, [command, "--help"], env={v: "" for v in variables})
+    result = CliRunner().invoke(main, [*command.split(), "--help"], env={v: "" for v in variables})
     assert result.exit_code == 0, result.output
     shown = " ".join(result.output.split())
     for variable in variables:
@@ -91,3 +93,27 @@ def test_mcp_with_a_gateway_on_the_command_line_leaves_a_state_dir_of_the_enviro
     assert done.returncode == 2 and "meta_gateway:" in stderr  # the gateway is unreachable: refused
     assert "exactly one" not in stderr and "--config" not in stderr
     assert not (tmp_path / "env-state").exists()
+
+
+def test_review_takes_its_state_dir_and_config_from_the_environment_and_a_gateway_flag_wins(
+    tmp_path: Path,
+) -> None:
+    from meta_memory import Meta
+
+    state = tmp_path / "state"
+    config = tmp_path / "meta.toml"
+    config.write_text('[memory]\nkind = "local_json"\n[agent_memory]\nllm_writes = "quarantined"\n')
+    builder = Meta.builder().persistent_state(state).memory().agent_memory(llm_writes="quarantined")
+    with builder.build() as meta:
+        session = meta.open_session("lead")
+        session.memory_tool({"action": "remember", "title": "Keys", "body": "Rotate keys monthly."})
+    env = {"META_STATE_DIR": str(state), "META_CONFIG": str(config)}
+    listed = CliRunner().invoke(main, ["review", "list", "--json"], env=env)
+    assert listed.exit_code == 0, listed.output
+    assert "Keys" in listed.output
+    # --gateway on the command line: the environment's state dir and config give way to it.
+    through = CliRunner().invoke(
+        main, ["review", "list", "--gateway", f"http://127.0.0.1:{free_port()}"], env=env
+    )
+    assert through.exit_code != 0
+    assert "exactly one" not in through.output and "--config goes with" not in through.output
