@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -351,3 +352,36 @@ def wait_until_listening(proc: subprocess.Popen[bytes], port: int, deadline_s: f
             continue
         raise AssertionError(f"the server exited with status {status} before listening")
     raise AssertionError(f"the server did not listen on port {port} within {deadline_s}s")
+
+
+@contextmanager
+def chat_completions_server(
+    respond: Callable[[dict[str, Any]], tuple[int, bytes]], requests: list[dict[str, Any]]
+) -> Iterator[str]:
+    """A fake OpenAI-compatible chat-completions endpoint on 127.0.0.1 (never the network): each
+    POST is appended to ``requests`` (path, headers, JSON body) and answered with ``respond(body)``
+    (status, payload). Yields the base URL (``.../v1``)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            requests.append({"path": self.path, "headers": dict(self.headers), "json": body})
+            status, payload = respond(body)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

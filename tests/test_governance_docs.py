@@ -19,11 +19,9 @@ import hashlib
 import json
 import re
 import shlex
-import threading
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +30,8 @@ import pytest
 from meta_memory.config import MetaConfig, load_config_dict, load_config_file
 from meta_memory.runtime import MetaRuntime
 from meta_memory.sdk import MetaHandle
+
+from .conftest import chat_completions_server
 
 DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "governance.md"
 DOC = DOC_PATH.read_text()
@@ -91,31 +91,11 @@ class FakeModel:
 @pytest.fixture
 def model() -> Iterator[FakeModel]:
     fake = FakeModel()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            fake.requests.append({"path": self.path, "headers": dict(self.headers), "json": body})
-            payload = json.dumps(fake.answer(body)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with chat_completions_server(
+        lambda body: (200, json.dumps(fake.answer(body)).encode()), fake.requests
+    ) as url:
+        fake.url = url
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
 
 
 # -- running the page ---------------------------------------------------------------------------------

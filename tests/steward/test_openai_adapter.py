@@ -4,11 +4,9 @@ sends, strict parsing of the answer, and a dream that holds everything when the 
 from __future__ import annotations
 
 import json
-import threading
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from meta_memory.steward import (
     reviewer_from_config,
 )
 
+from ..conftest import chat_completions_server
 from .conftest import REALM, config
 
 
@@ -44,33 +43,15 @@ class FakeLLM:
 def llm() -> Iterator[FakeLLM]:
     state = FakeLLM(url="")
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            state.requests.append(
-                {"path": self.path, "headers": dict(self.headers), "json": json.loads(body)}
-            )
-            answer = json.dumps({"choices": [{"message": {"role": "assistant", "content": state.content}}]})
-            payload = answer.encode() if state.status == 200 else b'{"error": "boom"}'
-            self.send_response(state.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+    def respond(body: dict[str, Any]) -> tuple[int, bytes]:
+        if state.status != 200:
+            return state.status, b'{"error": "boom"}'
+        answer = {"choices": [{"message": {"role": "assistant", "content": state.content}}]}
+        return 200, json.dumps(answer).encode()
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with chat_completions_server(respond, state.requests) as url:
+        state.url = url
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
 
 
 def adapter(llm: FakeLLM, env: dict[str, str] | None = None) -> OpenAICompatibleReviewer:
