@@ -26,7 +26,7 @@ from .gateway.dispatch import MCP, CallContext, to_wire_error
 from .gateway.methods import build_dispatcher
 from .gateway.stdio import serve_stdio, write_line
 from .gateway.telemetry import Telemetry
-from .logs import FORMATS, JsonFormatter, configure_logging
+from .logs import FORMATS, JsonFormatter, configure_logging, stop_logging
 from .runtime import MetaRuntime
 from .storage.adopt import adopt_predecessor
 from .storage.layout import StateLayout
@@ -76,7 +76,26 @@ log_format_option = click.option(
     "config, else text).",
 )
 
+log_requests_option = click.option(
+    "--log-requests",
+    is_flag=True,
+    envvar="META_LOG_REQUESTS",
+    show_envvar=True,
+    help="One log line per request on stderr (off by default here; on with --log-level debug too).",
+)
+
 log = logging.getLogger("meta_memory.cli")
+
+# The loggers of per-request lines: the gateway's own, and httpx's (one per call an MCP server
+# makes to a gateway).
+REQUEST_LOGGERS = ("meta_memory.gateway.requests", "httpx")
+
+
+def _request_lines(on: bool) -> None:
+    """Per-request log lines on or off. A trusted channel's parent (stdio, MCP) often pipes
+    stderr and never reads it: thousands of lines it did not ask for would only be dropped."""
+    for name in REQUEST_LOGGERS:
+        logging.getLogger(name).setLevel(logging.NOTSET if on else logging.WARNING)
 
 
 def _logging_json() -> bool:
@@ -134,14 +153,18 @@ def _load_config(path: Path | None) -> MetaConfig:
     return config
 
 
-def _start_logging(level: str, log_format: str | None, config_path: Path | None) -> MetaConfig:
+def _start_logging(
+    level: str, log_format: str | None, config_path: Path | None, *, requests: bool = True
+) -> MetaConfig:
     """Logging for a serving command, and its config: ``--log-format``, else the config's
-    ``[logging] format``; then the one warning about sections the config file leaves out.
+    ``[logging] format``; per-request lines when ``requests`` (or at debug level); then the one
+    warning about sections the config file leaves out.
 
     Raises:
         ConfigError: the config cannot be read (logging is then set up by the flag alone).
     """
     configure_logging(level, log_format or "text")
+    _request_lines(requests or level.lower() == "debug")
     config = _read_config(config_path)
     if log_format is None and config.logging.format != "text":
         configure_logging(level, config.logging.format)
@@ -161,6 +184,8 @@ def _exit_cleanly(signum: int, frame: object) -> None:
 @click.version_option(package_name="meta-memory")
 def main() -> None:
     """Meta memory gateway: agent memory, the assertion ledger and the memory firewall over JSON-RPC."""
+    # Every command's log lines reach stderr before it returns (the writer thread ends with it).
+    click.get_current_context().call_on_close(stop_logging)
 
 
 @main.command()
@@ -168,11 +193,14 @@ def main() -> None:
 @config_option
 @log_level_option
 @log_format_option
-def stdio(state_dir: Path, config_path: Path | None, log_level: str, log_format: str | None) -> None:
+@log_requests_option
+def stdio(
+    state_dir: Path, config_path: Path | None, log_level: str, log_format: str | None, log_requests: bool
+) -> None:
     """Serve JSON-RPC 2.0 as JSON lines on stdin/stdout."""
     out = sys.stdout.buffer
     try:
-        config = _start_logging(log_level, log_format, config_path)
+        config = _start_logging(log_level, log_format, config_path, requests=log_requests)
         runtime = MetaRuntime.open(state_dir, config, serving=True)
     except (ConfigError, StorageRefused, MetaError) as exc:
         write_line(out, {"jsonrpc": "2.0", "id": None, "error": to_wire_error(exc)})
@@ -309,6 +337,7 @@ def _unauthenticated_surfaces(config: MetaConfig) -> list[str]:
 @config_option
 @log_level_option
 @log_format_option
+@log_requests_option
 def mcp(
     state_dir: Path | None,
     gateway_url: str | None,
@@ -318,6 +347,7 @@ def mcp(
     config_path: Path | None,
     log_level: str,
     log_format: str | None,
+    log_requests: bool,
 ) -> None:
     """Serve one identity's memory tool and memory context over MCP (stdio)."""
     from .names import realm_problem
@@ -337,10 +367,11 @@ def mcp(
         try:
             if gateway_url is not None:
                 configure_logging(log_level, log_format or "text")  # the gateway's config is its own
+                _request_lines(log_requests or log_level.lower() == "debug")
                 api: Any = _gateway_client(gateway_url, token)
             else:
                 assert state_dir is not None
-                config = _start_logging(log_level, log_format, config_path)
+                config = _start_logging(log_level, log_format, config_path, requests=log_requests)
                 api = _OwnRuntime(MetaRuntime.open(state_dir, config, serving=True))
         except MetaError as exc:
             _refuse(exc.message)

@@ -11,6 +11,7 @@ so a caller sees only events it may read.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,8 +22,10 @@ from .errors import InvalidParams
 from .events import EVENT_ID_PREFIX, SYSTEM_IDENTITY
 
 __all__ = [
+    "AFTER_SHAPE",
     "DEFAULT_CAPACITY",
     "QUERY_LIMIT_MAX",
+    "SEQ_MAX",
     "EventLog",
     "Timeline",
     "TimelineQuery",
@@ -33,9 +36,14 @@ __all__ = [
 DEFAULT_CAPACITY = 10_000
 QUERY_LIMIT_MAX = 500
 _PRUNE_EVERY = 256
+SEQ_MAX = 2**63 - 1  # SQLite INTEGER, PostgreSQL BIGINT
+_SEQ = re.compile(r"[0-9]{1,19}")
 
 Visible = Callable[[dict[str, Any]], bool]
 Subscriber = Callable[[dict[str, Any]], None]
+
+
+AFTER_SHAPE = "after must be an event_id like 'console-evt-42' when provided"
 
 
 @dataclass(frozen=True)
@@ -54,7 +62,7 @@ def parse_timeline_query(params: Any) -> TimelineQuery:
     if after is not None:
         parsed = event_seq(after) if isinstance(after, str) else None
         if parsed is None:
-            raise InvalidParams("after must be an event_id like 'console-evt-42' when provided")
+            raise InvalidParams(AFTER_SHAPE)
         after_seq = parsed
     limit = p.get("limit", 100)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= QUERY_LIMIT_MAX:
@@ -87,11 +95,17 @@ class EventLog(Protocol):
 
 
 def event_seq(event_id: str) -> int | None:
-    """The sequence number inside ``console-evt-<seq>`` (``None`` if it is not one)."""
+    """The sequence number inside ``console-evt-<seq>`` (``None`` if it is not one).
+
+    The sequence is a 64-bit integer in every event log, so a number past it names no event
+    that could exist; only ASCII digits count (``str.isdigit`` also takes ``²``, which ``int``
+    refuses).
+    """
     digits = event_id.removeprefix(EVENT_ID_PREFIX)
-    if digits == event_id or not digits.isdigit():
+    if digits == event_id or not _SEQ.fullmatch(digits):
         return None
-    return int(digits)
+    seq = int(digits)
+    return seq if seq <= SEQ_MAX else None
 
 
 class Timeline:

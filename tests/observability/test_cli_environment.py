@@ -24,8 +24,8 @@ SERVING = [*COMMON, "META_LOG_LEVEL", "META_LOG_FORMAT"]
     ("command", "variables"),
     [
         ("serve", [*SERVING, "META_HOST", "META_PORT"]),
-        ("stdio", SERVING),
-        ("mcp", [*SERVING, "META_GATEWAY_URL", "META_GATEWAY_TOKEN"]),
+        ("stdio", [*SERVING, "META_LOG_REQUESTS"]),
+        ("mcp", [*SERVING, "META_LOG_REQUESTS", "META_GATEWAY_URL", "META_GATEWAY_TOKEN"]),
         ("init", COMMON),
         ("doctor", COMMON),
         ("export", COMMON),

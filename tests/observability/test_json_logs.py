@@ -60,7 +60,8 @@ def test_serve_writes_one_json_object_per_line_and_never_a_body_or_a_token(
 
 def test_stdio_writes_json_lines_for_each_request_on_stderr_only(tmp_path: Path) -> None:
     remember = request("meta/agent_memory/remember", {"identity": "a", "title": "t", "body": BODY})
-    ran = run_stdio(tmp_path / "state", "--log-format", "json", lines=[remember, request("meta/nope", id=2)])
+    lines = [remember, request("meta/nope", id=2)]
+    ran = run_stdio(tmp_path / "state", "--log-format", "json", "--log-requests", lines=lines)
     assert ran.status == 0 and BODY in ran.stdout  # the reply carries it; the log must not
     assert BODY not in ran.stderr
     lines = [o for o in _objects(ran.stderr) if o["logger"] == REQUESTS]
@@ -74,14 +75,16 @@ def test_stdio_writes_json_lines_for_each_request_on_stderr_only(tmp_path: Path)
 def test_the_config_can_choose_json_and_the_flag_overrides_it(tmp_path: Path) -> None:
     config = tmp_path / "meta.toml"
     config.write_text('[memory]\nkind = "local_json"\n[agent_memory]\n[logging]\nformat = "json"\n')
-    by_config = run_stdio(tmp_path / "a", "--config", str(config), lines=[request("meta/status")])
+    by_config = run_stdio(
+        tmp_path / "a", "--config", str(config), "--log-requests", lines=[request("meta/status")]
+    )
     assert [o["method"] for o in _objects(by_config.stderr) if o["logger"] == REQUESTS] == ["meta/status"]
     by_flag = run_stdio(tmp_path / "b", "--config", str(config), "--log-format", "text")
     assert by_flag.stderr.strip() and not by_flag.stderr.lstrip().startswith("{")
 
 
 def test_the_default_text_format_is_unchanged(tmp_path: Path) -> None:
-    ran = run_stdio(tmp_path / "state", lines=[request("meta/status")])
+    ran = run_stdio(tmp_path / "state", "--log-requests", lines=[request("meta/status")])
     first, *rest = ran.stderr.splitlines()
     assert re.fullmatch(
         r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} INFO meta_memory\.runtime: runtime ready on .*", first

@@ -44,6 +44,7 @@ APP_KEY_SCOPE: Mapping[str, KeyScope] = MappingProxyType(
         "meta/session/tool_definitions": "open",
         "meta/status": "open",
         "meta/capabilities": "open",
+        "rpc.discover": "open",  # the methods this key may call, as an OpenRPC document
     }
 )
 

@@ -31,6 +31,7 @@ from ..errors import (
     ParseError,
     ReadOnly,
 )
+from ..text import text_problem
 from .signatures import Params, Schema
 
 __all__ = [
@@ -285,20 +286,6 @@ class Dispatcher:
 def _require_text(value: Any, path: str) -> None:
     """Refuse lone surrogates (legal as JSON escapes, not encodable as UTF-8) and NUL characters
     (meaningless in any field, and no database text column can hold one) anywhere in params."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise InvalidParams(f"{path} must not contain NUL (U+0000) characters")
-        if not value.isascii():
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                raise InvalidParams(
-                    f"{path} must be valid Unicode text (it holds a lone surrogate)"
-                ) from None
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _require_text(key, path)
-            _require_text(item, key if path == "params" else f"{path}.{key}")
-    elif isinstance(value, list):
-        for item in value:
-            _require_text(item, path)
+    problem = text_problem(value, path)
+    if problem is not None:
+        raise InvalidParams(problem)

@@ -33,6 +33,7 @@ from starlette.routing import BaseRoute, Route
 
 from ..access import AuthenticationFailed, BearerAuthenticator, Principal
 from ..console import console_routes
+from ..errors import AccessDenied, InvalidParams
 from ..runtime import MetaRuntime
 from ..timeline import Timeline, event_seq
 from .dispatch import CONSOLE, HTTP, SDK, CallContext, Dispatcher, Surface, to_wire_error
@@ -58,7 +59,10 @@ async def _read_capped(request: Request, cap: int) -> bytes:
         ClientDisconnect: the client went away before sending all of it.
     """
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > cap:
+    # Only ASCII digits spell a length (``str.isdigit`` also takes ``²``, which ``int`` refuses);
+    # more than 18 of them is past any cap, and ``int`` is never asked to read thousands.
+    digits = declared.lstrip("0") if declared is not None and declared.isascii() else ""
+    if digits.isdigit() and (len(digits) > 18 or int(digits) > cap):
         raise _Oversized()
     chunks: list[bytes] = []
     size = 0
@@ -134,7 +138,11 @@ def _openrpc_endpoint(
         try:
             document = await run_in_threadpool(dispatcher.call, "rpc.discover", None, ctx)
         except Exception as exc:  # the one boundary maps it; nothing internal leaks
-            return JSONResponse({"error": to_wire_error(exc)}, status_code=500)
+            # A caller the rules keep from the document is refused (403), not an outage.
+            status = 403 if isinstance(exc, AccessDenied) else 500
+            return JSONResponse(
+                {"jsonrpc": "2.0", "id": None, "error": to_wire_error(exc)}, status_code=status
+            )
         return JSONResponse(document)
 
     return endpoint
@@ -182,8 +190,15 @@ def _timeline_stream(
         if isinstance(principal, Response):
             return principal
         visible = visibility(principal)
-        last = request.headers.get("last-event-id") or request.query_params.get("after")
+        field, last = "Last-Event-ID", request.headers.get("last-event-id")
+        if not last:
+            field, last = "after", request.query_params.get("after")
         after = event_seq(last) if last else None
+        if last and after is None:  # a cursor no event could have: refused, never read as "from now"
+            problem = InvalidParams(f"{field} must be an event_id like 'console-evt-42' when provided")
+            return JSONResponse(
+                {"jsonrpc": "2.0", "id": None, "error": to_wire_error(problem)}, status_code=400
+            )
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize=_SSE_QUEUE_MAX)
 

@@ -173,6 +173,11 @@ def _authorize_application(runtime: MetaRuntime, method: Method, request: Any, c
     refuse_outside_realms(principal, method.name, realm)
 
 
+def _confined(ctx: CallContext) -> bool:
+    """An application key confined to some realms (a tenant's), over HTTP."""
+    return ctx.surface == SDK and ctx.remote and principal_of(ctx).realms is not None
+
+
 def principal_of(ctx: CallContext) -> Principal:
     return principal_of_value(ctx.principal)
 
@@ -260,7 +265,16 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
     doctor = backends.store_doctor(runtime.config)
 
     def status(_: None, ctx: CallContext) -> dict[str, Any]:
-        return {**runtime.status(), "storage": storage_census(runtime).to_wire()}
+        result = {**runtime.status(), "storage": census_for(ctx)}
+        if _confined(ctx):  # where the server keeps its state is the operator's, not a tenant's
+            del result["state_dir"]
+        return result
+
+    def census_for(ctx: CallContext) -> dict[str, Any]:
+        census = storage_census(runtime).to_wire()
+        if _confined(ctx):  # a slot's detail names a path under the state dir, or a database server
+            census["slots"] = [{k: v for k, v in slot.items() if k != "detail"} for slot in census["slots"]]
+        return census
 
     def capabilities(_: None, ctx: CallContext) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -272,12 +286,13 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
                 and (m.available is None or m.available())
                 and not (m.mutating and ctx.surface == CONSOLE and runtime.config.console.read_only)
                 and (ctx.surface != CONSOLE or _could_use(runtime, name, principal_of(ctx)))
+                and (not _confined(ctx) or key_scope(name) is not None)
             ],
         }
         # The census names paths under the state dir: a console caller sees it only where it
         # could read meta/status, which carries it too.
         if ctx.surface != CONSOLE or _could_use(runtime, "meta/status", principal_of(ctx)):
-            result["storage"] = storage_census(runtime).to_wire()
+            result["storage"] = census_for(ctx)
         return result
 
     def memory_index(p: IndexRequest, ctx: CallContext) -> dict[str, Any]:

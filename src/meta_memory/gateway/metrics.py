@@ -21,6 +21,7 @@ meta_memory_tool_calls_total            counter    outcome (stored | quarantined
 meta_write_refusals_total               counter    rule (``WriteRefused.rule``)
 meta_boundary_refusals_total            counter    surface, reason (the guard, auth, body cap)
 meta_session_taint_transitions_total    counter    kind (tainted | reset_boundary | rotated_clean)
+meta_log_lines_dropped_total            counter    (log lines dropped: stderr was not read in time)
 meta_quarantine_queue_depth             gauge      (quarantined records)
 meta_index_pending_records              gauge      (SQLite: the recall indexes' backlog)
 meta_index_unmerged_records             gauge      (SQLite: records in their fresh tiers)
@@ -38,11 +39,12 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from .. import CONTRACT_VERSION, __version__
 from ..access import BearerAuthenticator, Principal
 from ..config import MetaConfig
+from ..logs import dropped_log_lines
 from ..memory.sqlite.factory import SqliteStoreFactory
 from ..memory.sqlite.gauges import SqliteGauges
 from ..runtime import MetaRuntime
@@ -163,6 +165,7 @@ class GatewayMetrics:
             "meta_build_info", "This gateway's release.", ["version", "contract_version"], registry=r
         ).labels(__version__, CONTRACT_VERSION).set(1)
         r.register(_StoreGauges(runtime))
+        r.register(_DroppedLogLines())
         self._unsubscribe: Callable[[], None] | None = (
             runtime.timeline.subscribe(self._event) if runtime.timeline is not None else None
         )
@@ -205,6 +208,20 @@ class GatewayMetrics:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+
+
+class _DroppedLogLines:
+    """The process's count of log lines dropped because stderr was not read fast enough
+    (logs.py), read at scrape time."""
+
+    _NAME = "meta_log_lines_dropped"
+    _DOC = "Log lines dropped because stderr was not read fast enough (the writer never blocks a request)."
+
+    def describe(self) -> Iterable[Metric]:
+        return [CounterMetricFamily(self._NAME, self._DOC)]
+
+    def collect(self) -> Iterator[Metric]:
+        yield CounterMetricFamily(self._NAME, self._DOC, value=dropped_log_lines())
 
 
 class _ServerGauges(Protocol):

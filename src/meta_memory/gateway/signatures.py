@@ -390,7 +390,8 @@ AGENT_GET_RESULT = obj(
 
 NO_PARAMS = Params()
 STATUS_RESULT = open_result(
-    "The runtime's status.",
+    "The runtime's status. For an application key confined to realms, `state_dir` and each storage "
+    "slot's `detail` (paths, a database server) are left out.",
     contract_version=any_text(),
     version=any_text(),
     state_dir=any_text(),
@@ -413,7 +414,7 @@ DOCTOR = Params(
     (
         Param(
             "state_dir",
-            text("The state directory to diagnose (over HTTP: this gateway's own)."),
+            text("The state directory to diagnose (over HTTP: this gateway's own).", max_bytes=4096),
             required=True,
         ),
         Param("identity", text("Also count this identity's records.")),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +26,8 @@ __all__ = ["LocalJsonBackend", "assemble_document"]
 _ROW_INDENT = "    "  # rows sit two levels deep: {"assertions": [ <row>, ... ]}
 _ROW_END = b",\n"
 _DIRECTORY_FSYNC_UNSUPPORTED = frozenset({errno.EINVAL, errno.ENOTSUP, errno.EBADF})
+
+log = logging.getLogger(__name__)
 
 
 def _encode_row(row: dict[str, Any]) -> bytes:
@@ -112,9 +115,26 @@ class LocalJsonBackend:
             self._replace_file(document)
         except OSError as exc:
             self._discard_stage()
+            log.warning("the memory ledger could not be written: %s", os_error_text(exc))
             raise MemoryBackendUnavailable(
-                f"memory backend persistence failed: {os_error_text(exc)}"
+                f"memory backend persistence failed: {self._os_error_for_caller(exc)}"
             ) from exc
+
+    def _os_error_for_caller(self, exc: OSError) -> str:
+        """The OS error with its files named relative to the state dir: a caller is told which
+        file, never where the server keeps it (the full path goes to the log)."""
+        if not exc.strerror:
+            return type(exc).__name__
+        text = exc.strerror if exc.errno is None else f"{exc.strerror} (os error {exc.errno})"
+        names = [self._relative(f) for f in (exc.filename, exc.filename2) if f is not None]
+        return f"{text}: {' -> '.join(names)}" if names else text
+
+    def _relative(self, filename: object) -> str:
+        path = Path(os.fsdecode(filename)) if isinstance(filename, str | bytes) else None
+        root = self.path.parent
+        if path is not None and path.is_relative_to(root):
+            return str(path.relative_to(root))
+        return "a file outside the state dir"
 
     def _replace_file(self, document: bytes) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

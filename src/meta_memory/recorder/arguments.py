@@ -20,6 +20,7 @@ from ..errors import InvalidParams
 from ..memory.params import QUERY_TEXT_MAX_BYTES, normalize_tags
 from ..memory.records import RecordKind
 from ..memory.validator import BODY_MAX_BYTES, DESCRIPTION_MAX_BYTES, TAGS_MAX, TITLE_MAX_BYTES
+from ..text import text_problem
 from .schema import MEMORY_TOOL_FIELDS, OPERATOR_SAID_TAG, Epistemic, MemoryAction
 
 __all__ = ["ToolArgumentError", "ToolCall", "parse_memory_tool_arguments"]
@@ -83,6 +84,15 @@ def _decode(arguments: object) -> Mapping[Any, Any]:
     if not isinstance(arguments, Mapping):
         raise ToolArgumentError("arguments must be a JSON object")
     return arguments
+
+
+def _check_text(args: Mapping[Any, Any]) -> None:
+    """Judged whatever the form: the dispatcher sees JSON text as one string, whose escapes may
+    spell a lone surrogate or a NUL that no store can hold, and an object and its JSON text must
+    read the same. After the field names are known, so a message names only a real field."""
+    problem = text_problem(dict(args), "arguments")
+    if problem is not None:
+        raise ToolArgumentError(problem)
 
 
 def _check_fields(args: Mapping[Any, Any]) -> None:
@@ -208,6 +218,7 @@ def parse_memory_tool_arguments(arguments: object) -> ToolCall:
     """
     args = _decode(arguments)
     _check_fields(args)
+    _check_text(args)
     action = _action(args)
     _check_shapes(args)
     if action is MemoryAction.RECALL:

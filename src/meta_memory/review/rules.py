@@ -142,9 +142,12 @@ def review_in_txn(
     if origin.status is not Status.QUARANTINED:
         raise _refuse("not_quarantined", f"record '{memory_id}' is {origin.status.value}, not quarantined")
     if expected_content_hash != origin.content_hash:
+        # The correct hash is not told: a reviewer reads it with the record, from the panel its
+        # access rules let it read, so a refusal cannot stand in for reading what is released.
         raise _refuse(
             "content_mismatch",
-            f"record '{memory_id}' content does not match expected_content_hash (it is {origin.content_hash})",
+            f"record '{memory_id}' content does not match expected_content_hash: read the record again "
+            "and decide on what it holds now",
         )
     expired: list[str] = []
     invalidated: list[str] = []
@@ -187,7 +190,11 @@ def review_in_txn(
         seq = txn.apply(batch, review=review).audit_seq
     origin_now = txn.get(memory_id)
     assert origin_now is not None
-    decision = {"audit_token": f"audit-{seq}", "decided_at_ms": now, "review": review}
+    # The decision is read back from its audit row, as a replay reads it: the row's own time
+    # (the store stamps it from the clock after ``now``) and the review as stored, so the first
+    # answer and every replay are the same bytes.
+    decision = txn.prior_review(memory_id)
+    assert decision is not None and decision["audit_token"] == f"audit-{seq}", (decision, seq)
     return ReviewOutcome(
         "released" if verdict == "release" else "tombstoned", origin_now, successor, decision, applied=True
     )

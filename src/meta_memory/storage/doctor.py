@@ -44,6 +44,7 @@ Severity = Literal["info", "warning", "error"]
 
 # Stable finding codes: never renamed (consumers match on them and tolerate unknown ones).
 STATE_DIR_MISSING = "state-dir-missing"
+STATE_DIR_MAX_BYTES = 4096  # PATH_MAX on Linux: no longer path names a directory
 DIRECTORY_UNREADABLE = "directory-unreadable"
 DURABILITY_CENSUS = "durability-census"
 DURABILITY_CENSUS_UNAVAILABLE = "durability-census-unavailable"
@@ -259,6 +260,8 @@ def parse_doctor_params(params: Any) -> DoctorParams:
         )
     if not isinstance(state_dir, str) or not state_dir.strip() or "\x00" in state_dir:
         raise InvalidParams("state_dir must be a non-empty string (a directory path)")
+    if len(state_dir.encode("utf-8", "surrogatepass")) > STATE_DIR_MAX_BYTES:
+        raise InvalidParams(f"state_dir must be at most {STATE_DIR_MAX_BYTES} bytes")
     identity = params.get("identity")
     if identity is not None and (not isinstance(identity, str) or not identity.strip()):
         raise InvalidParams("identity must be a non-empty string when provided")
@@ -452,8 +455,12 @@ def diagnose(
         )
     else:
         out.add("info", DURABILITY_CENSUS, f"storage census of the live runtime: {census.summary()}")
-    if not layout.root.is_dir():
+    try:
+        is_dir = layout.root.is_dir()
         what = "is not a directory" if layout.root.exists() else "does not exist"
+    except OSError as exc:  # a name the OS refuses outright (too long, ...)
+        is_dir, what = False, f"cannot be looked up: {exc.strerror or type(exc).__name__}"
+    if not is_dir:
         out.add("error", STATE_DIR_MISSING, f"state dir {layout.root} {what}", path=layout.root)
         return _ordered(out)
     top = _list(layout.root, out)
