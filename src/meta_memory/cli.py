@@ -244,7 +244,7 @@ def serve(
     allow_unauthenticated: bool,
 ) -> None:
     """Serve JSON-RPC over HTTP: POST /rpc, POST /console/rpc, GET /v1/health, GET /metrics, the console."""
-    from .gateway.http import build_app
+    from .gateway.http import build_app, check_console_exposure
     from .gateway.security import is_loopback_host
     from .gateway.server import serve_http
 
@@ -268,10 +268,18 @@ def serve(
                 "; ".join(missing),
             )
     try:
+        check_console_exposure(config)  # on every host, before the state dir is touched
+    except ConfigError as exc:
+        _refuse(exc.message)
+    try:
         runtime = MetaRuntime.open(state_dir, config, serving=True)
     except MetaError as exc:
         _refuse(exc.message)
-    app = build_app(runtime, host=host, port=port, on_shutdown=runtime.close)
+    try:
+        app = build_app(runtime, host=host, port=port, on_shutdown=runtime.close)
+    except MetaError as exc:
+        runtime.close()
+        _refuse(exc.message)
     _say(f"meta_gateway serving {runtime.state_dir} on http://{host}:{port}")
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the handler it
     # found; ours makes that graceful stop a clean exit (status 0, like stdio) instead of a kill.

@@ -346,7 +346,9 @@ class ConsoleToken(_Section):
 class ConsoleAuthConfig(_Section):
     """``[console.auth]``: once a token is configured, a console call without a valid one is 401
     unless ``allow_anonymous = true``; with no token, the console is anonymous unless
-    ``allow_anonymous = false`` (then every call is 401)."""
+    ``allow_anonymous = false`` (then every call is 401). Beside ``[[rpc.auth.tokens]]``, a console
+    with no token must set ``allow_anonymous`` either way, or no HTTP app is built over the config
+    (``gateway.http.check_console_exposure``)."""
 
     tokens: tuple[ConsoleToken, ...] = ()
     allow_anonymous: Annotated[bool | None, BeforeValidator(lambda v: None if v is None else _boolean(v))] = (

@@ -513,9 +513,13 @@ def gating_decide(
 ) -> Call[dict[str, Any]]:
     """Approve, reject or escalate a pending action.
 
+    A gated memory promotion (the steward's ``memory.quarantine_promote`` and
+    ``memory.proposal_promote`` entries) is decided only by a quarantine reviewer on the console,
+    never through this application surface.
+
     Args:
         pending_id: the ``pending_id`` :meth:`gating_evaluate` returned.
-        approver_id: who decides.
+        approver_id: who decides; with a token, the token's subject.
         decision: ``approve``, ``reject`` or ``escalate`` (case-insensitive).
         reason: why.
 
@@ -524,15 +528,19 @@ def gating_decide(
 
     Raises:
         InvalidParams: a parameter broke a rule, or the decision was refused: ``data.reason`` is
-            ``self_approval``, ``approver_mismatch``, ``unknown_pending``, ``expired_pending`` or
+            ``approver_not_caller`` (not the token's subject), ``self_approval``,
+            ``approver_mismatch``, ``unknown_pending``, ``expired_pending`` or
             ``resolved_pending`` (in process: its subclass ``GatingDecisionRefused``).
+        AccessDenied: the entry is a gated memory promotion (``data.action`` is
+            ``memory.quarantine.review``).
     """
     params = _drop_none(pending_id=pending_id, approver_id=approver_id, decision=decision, reason=reason)
     return Call("meta/gating/decide", params, dict)
 
 
 def gating_pending() -> Call[list[dict[str, Any]]]:
-    """The actions waiting for approval.
+    """The actions waiting for approval (on this application surface, without the gated memory
+    promotions only a console reviewer decides).
 
     Returns:
         One object per pending action.

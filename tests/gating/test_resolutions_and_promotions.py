@@ -149,12 +149,17 @@ def test_create_pending_clamps_its_timeout(
 
 
 def test_a_gated_promotion_resolves_through_decide_and_its_notice(
-    gating: Gating, decide: Decide, notices: list[Resolution]
+    gating: Gating, notices: list[Resolution]
 ) -> None:
     entry = gating.create_pending("memory.quarantine_promote", "steward", "mob:ops", "mem-42", "promote")
+
+    def as_reviewer(approver: str) -> DecideResult:  # a promotion is decided through a reviewer check
+        params = {"pending_id": entry.pending_id, "approver_id": approver, "decision": "approve"}
+        return gating.decide(parse_decide_params(params), reviewer=lambda _: None)
+
     with pytest.raises(InvalidParams, match="self-approve"):
-        decide(gating, entry.pending_id, approver_id="steward")
-    decide(gating, entry.pending_id, approver_id="operator")
+        as_reviewer("steward")
+    as_reviewer("operator")
     assert [(n.pending_id, n.approved, n.cause) for n in notices] == [(entry.pending_id, True, "approved")]
 
 

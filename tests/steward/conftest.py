@@ -118,8 +118,9 @@ class Bench:
         return self.steward.dream(REALM)
 
     def decide_gate(self, pending_id: str, decision: str, approver: str = "operator-1") -> Any:
+        """Decide as a quarantine reviewer does on the console (its reviewer check lets it)."""
         params = {"pending_id": pending_id, "approver_id": approver, "decision": decision}
-        return self.runtime.gating.decide(parse_decide_params(params))
+        return self.runtime.gating.decide(parse_decide_params(params), reviewer=lambda entry: None)
 
     def events(self, event_type: str | None = None) -> list[dict[str, Any]]:
         sink: Any = self.runtime.events

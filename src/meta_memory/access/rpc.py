@@ -5,6 +5,8 @@
 ``runtime.admin``; a quarantine decision → review + view + read, plus write to release or delete
 to tombstone) extended to every console method, each with how its actions are checked (its
 *gate*) and whether it mutates, since a read-only console refuses mutating methods with -32010.
+A decision on a gated memory promotion also needs an unscoped ``memory.quarantine.review``
+(:func:`require_promotion_reviewer`), which the gating handler checks on the entry it decides.
 A console method missing from the table needs ``runtime.admin``, so a new method is closed until
 it is mapped. The stdio and ``POST /rpc`` surfaces are the trusted SDK channel and are not checked.
 """
@@ -40,7 +42,9 @@ __all__ = [
     "MethodAccess",
     "authorize_method",
     "decide_actions",
+    "may_review_promotions",
     "method_access",
+    "require_promotion_reviewer",
 ]
 
 Gate = Literal["identity", "unscoped", "any", "rows"]
@@ -99,6 +103,8 @@ RPC_ACCESS: Mapping[str, MethodAccess] = MappingProxyType(
         "meta/storage/doctor": MethodAccess((RUNTIME_ADMIN,), "unscoped"),
         "meta/gating/pending": MethodAccess((GATING_VIEW,), "unscoped"),
         "meta/gating/audit": MethodAccess((GATING_VIEW,), "unscoped"),
+        # Plus an unscoped memory.quarantine.review on a gated memory promotion's entry: see
+        # require_promotion_reviewer.
         "meta/gating/decide": MethodAccess((GATING_DECIDE,), "unscoped", mutating=True),
         "meta/gating/evaluate": MethodAccess((RUNTIME_ADMIN,), "unscoped", mutating=True),
         "meta/timeline/query": MethodAccess((TIMELINE_READ,), "any"),
@@ -169,3 +175,21 @@ def authorize_method(
         for action in actions:
             if not engine.may_ever(principal, action):
                 raise AccessDenied(action, None)
+
+
+def may_review_promotions(engine: AccessEngine | None, principal: Principal) -> bool:
+    """Whether a console caller may decide (and so see) gated memory promotions: an unscoped
+    ``memory.quarantine.review`` grant, as a dream needs. An approval moves an identity's
+    quarantined content, or a proposal, into a mob's shared memory, across every identity's
+    boundary, so a grant scoped to some identities does not reach it."""
+    return engine is None or engine.allows(principal, MEMORY_QUARANTINE_REVIEW, None)
+
+
+def require_promotion_reviewer(engine: AccessEngine | None, principal: Principal, pending_id: str) -> None:
+    """Refuse a console decision on a gated memory promotion its caller may not review.
+
+    Raises:
+        AccessDenied: -32030 naming ``memory.quarantine.review`` and the pending id.
+    """
+    if not may_review_promotions(engine, principal):
+        raise AccessDenied(MEMORY_QUARANTINE_REVIEW, pending_id)

@@ -13,6 +13,9 @@ malformed header). JSON-RPC errors travel with HTTP 200 (the error is in the bod
 204. Bodies are read up to the dispatcher's request cap and refused past it without buffering
 the rest; a client that disconnects mid-body is logged in one line. Runtime calls run in a worker
 thread so the event loop never blocks on SQLite or fsync.
+
+An app is not built over a config whose console answers tokenless callers beside application
+tokens, unless the config says so on purpose (:func:`check_console_exposure`).
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from ..access import AuthenticationFailed, BearerAuthenticator, Principal
+from ..config import MetaConfig
 from ..console import console_routes
-from ..errors import AccessDenied, InvalidParams
+from ..errors import AccessDenied, ConfigError, InvalidParams
 from ..runtime import MetaRuntime
 from ..timeline import Timeline, event_seq
 from .dispatch import CONSOLE, HTTP, SDK, CallContext, Dispatcher, Surface, to_wire_error
@@ -42,7 +46,7 @@ from .metrics import CONTENT_TYPE, GatewayMetrics, metrics_authenticator
 from .security import BoundaryPolicy, HttpBoundary
 from .telemetry import RECORD_KEY, RequestTelemetry, Telemetry, note_refusal, record_of
 
-__all__ = ["build_app"]
+__all__ = ["build_app", "check_console_exposure"]
 
 log = logging.getLogger("meta_memory.gateway.http")
 
@@ -245,6 +249,42 @@ def _timeline_stream(
     return endpoint
 
 
+def check_console_exposure(config: MetaConfig) -> str | None:
+    """Refuse a console left open to tokenless callers beside application tokens.
+
+    Once ``[[rpc.auth.tokens]]`` holds a token, the application surface answers only its holders;
+    a console that still answers without a token (``POST /console/rpc``, the timeline stream, and
+    ``GET /metrics`` with no scrape token of its own) would let any process that reaches the port,
+    the agent host the memory firewall constrains included, review its own quarantine. So a console
+    without ``[[console.auth.tokens]]`` must say what it is: ``[console.auth] allow_anonymous = false``
+    closes it, ``= true`` opens it on purpose.
+
+    Returns:
+        The warning to log at startup when the console is opened on purpose beside application
+        tokens; ``None`` when there is nothing to say.
+
+    Raises:
+        ConfigError: application tokens, no console token, and ``allow_anonymous`` unset.
+    """
+    auth = config.console.auth
+    if not config.rpc.auth.tokens or not auth.anonymous_allowed:
+        return None
+    metrics = " and GET /metrics" if config.metrics.token_sha256 is None else ""
+    if auth.allow_anonymous is None:
+        raise ConfigError(
+            "[[rpc.auth.tokens]] holds application tokens but [[console.auth.tokens]] holds none, so the "
+            f"console (POST /console/rpc, GET /console/timeline/stream){metrics} would answer callers "
+            "without a token, and any process that reaches the port could review quarantine; configure "
+            "[[console.auth.tokens]] (`meta_gateway hash-token`), or set [console.auth] allow_anonymous = "
+            "true to open the console on purpose (false closes it)"
+        )
+    return (
+        f"callers without a token reach the console (POST /console/rpc, GET /console/timeline/stream){metrics}: "
+        "[console.auth] allow_anonymous = true beside [[rpc.auth.tokens]], so any process that reaches the "
+        "port can review quarantine as far as [access] lets the anonymous console"
+    )
+
+
 def build_app(
     runtime: MetaRuntime,
     *,
@@ -256,7 +296,15 @@ def build_app(
     """The ASGI app serving ``runtime`` as bound to ``host``:``port`` (the names and origins the
     boundary accepts derive from them and from ``[http]``). ``dispatcher`` defaults to the
     runtime's own; either way its calls are counted in this app's metrics and logged
-    (``app.state.telemetry``)."""
+    (``app.state.telemetry``).
+
+    Raises:
+        ConfigError: the config leaves the console open to tokenless callers beside application
+            tokens without saying so (:func:`check_console_exposure`).
+    """
+    exposure = check_console_exposure(runtime.config)
+    if exposure is not None:
+        log.warning("%s", exposure)
     metrics = GatewayMetrics(runtime)
     telemetry = Telemetry(metrics)
     dispatcher = (dispatcher or build_dispatcher(runtime)).observed(telemetry)

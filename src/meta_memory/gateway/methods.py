@@ -14,7 +14,7 @@ from .. import backends
 from ..access import ANONYMOUS, Principal, authorize_method, method_access
 from ..access.actions import TIMELINE_READ
 from ..access.keys import key_scope, refuse_outside_realms
-from ..access.rpc import QUARANTINE_DECIDE
+from ..access.rpc import QUARANTINE_DECIDE, may_review_promotions, require_promotion_reviewer
 from ..errors import CapabilityUnavailable, InvalidParams, MethodNotFound
 from ..events import SYSTEM_IDENTITY
 from ..gating import (
@@ -408,10 +408,21 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
         return runtime.gating.evaluate(p).to_wire()
 
     def gating_decide(p: GatingDecideRequest, ctx: CallContext) -> dict[str, Any]:
-        return runtime.gating.decide(p).to_wire()
+        principal = principal_of(ctx)
+        # Only the console vouches for a quarantine reviewer; the application surface (stdio,
+        # POST /rpc, the in-process handle) is the agent host's, and decides no gated promotion.
+        reviewer = (
+            (lambda entry: require_promotion_reviewer(runtime.access, principal, entry.pending_id))
+            if ctx.surface == CONSOLE
+            else None
+        )
+        # An authenticated caller is the approver: approver_id must name it.
+        return runtime.gating.decide(p, caller=principal.subject, reviewer=reviewer).to_wire()
 
     def gating_pending(p: PendingRequest, ctx: CallContext) -> dict[str, Any]:
-        return runtime.gating.pending(p).to_wire()
+        # Gated promotions are listed only to who may decide them.
+        reviewer = ctx.surface == CONSOLE and may_review_promotions(runtime.access, principal_of(ctx))
+        return runtime.gating.pending(p, include_reviewer_only=reviewer).to_wire()
 
     def gating_audit(p: AuditRequest, ctx: CallContext) -> dict[str, Any]:
         return runtime.gating.audit(p).to_wire()

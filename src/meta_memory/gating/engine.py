@@ -1,9 +1,12 @@
 """The gating engine (REFERENCE 7): risk-tier policy, the ledger conflict rule, r3 pending entries
 with deadlines and a lazy timeout fallback, decisions with the self-approval and requested-approver
 refusals, bounded audit and pending retention, and resolution notices for the gated-promotion flow
-(5.3). State lives in memory only: a restart forgets every pending entry and audit row, which is why
-gated promotions keep their own mapping rows and 7-day backstop. No timers or threads: every public
-call first applies the timeouts that are due by the injected clock.
+(5.3), whose entries only a quarantine reviewer decides (:data:`REVIEWER_ONLY_ACTIONS`: the calling
+surface vouches for its reviewer through a check, without which such an entry is refused, and a
+surface that cannot decide them leaves them out of its list). State lives in memory only: a restart
+forgets every pending entry and audit row, which is why gated promotions keep their own mapping rows
+and 7-day backstop. No timers or threads: every public call first applies the timeouts that are due
+by the injected clock.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..access.actions import MEMORY_QUARANTINE_REVIEW
 from ..clock import Clock
-from ..errors import InvalidParams
+from ..errors import AccessDenied, InvalidParams
 from ..ledger.ledger import Ledger
 from ..ledger.model import QueryRequest, trim
 from .model import (
@@ -26,6 +30,7 @@ from .model import (
     APPROVAL_TIMEOUT_MIN_MS,
     INVALID_PARAMS_PREFIX,
     RETENTION_DEFAULT,
+    REVIEWER_ONLY_ACTIONS,
     AuditEntry,
     AuditPage,
     AuditRequest,
@@ -45,7 +50,7 @@ from .model import (
     format_gating_id,
 )
 
-__all__ = ["Gating"]
+__all__ = ["Gating", "ReviewerCheck"]
 
 log = logging.getLogger("meta_memory.gating")
 
@@ -58,6 +63,11 @@ _DECIDED: dict[str, tuple[str, Outcome, ResolutionCause]] = {
     "reject": ("rejection_decided", "safe_draft", "rejected"),
     "escalate": ("escalation_decided", "pending_approval", "escalated"),
 }
+
+
+ReviewerCheck = Callable[[PendingEntry], None]
+"""How a surface vouches that its caller may decide a reviewer-only entry: called with the entry
+(under gating's lock, so it must not call back into gating), it raises to refuse the decision."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,30 +145,73 @@ class Gating:
         finally:
             self._deliver()
 
-    def decide(self, request: DecideRequest) -> DecideResult:
+    def decide(
+        self,
+        request: DecideRequest,
+        *,
+        caller: str | None = None,
+        reviewer: ReviewerCheck | None = None,
+    ) -> DecideResult:
         """Approve, reject or escalate a pending entry.
 
+        Args:
+            request: the validated decision.
+            caller: the authenticated subject of the call, where it was authenticated; the
+                approver recorded is then exactly it. ``None``: an unauthenticated channel, whose
+                ``approver_id`` is recorded as given.
+            reviewer: the calling surface's check that its caller is a quarantine reviewer,
+                run on an entry of :data:`REVIEWER_ONLY_ACTIONS` before anything changes.
+                Without it those entries are not decided at all (approve, reject and escalate
+                alike: each is a reviewer's decision).
+
         Raises:
-            GatingDecisionRefused: -32602 with ``data.reason`` ``self_approval`` (the actor
-                approving its own action), ``approver_mismatch`` (not the requested approver),
-                ``unknown_pending``, ``expired_pending`` (it fell back at its deadline) or
-                ``resolved_pending`` (already decided; an escalation names its successor). A
-                refused decision changes nothing.
+            GatingDecisionRefused: -32602 with ``data.reason`` ``approver_not_caller``
+                (``approver_id`` is not the authenticated ``caller``), ``self_approval`` (the
+                actor approving its own action), ``approver_mismatch`` (not the requested
+                approver), ``unknown_pending``, ``expired_pending`` (it fell back at its
+                deadline) or ``resolved_pending`` (already decided; an escalation names its
+                successor).
+            AccessDenied: -32030 naming ``memory.quarantine.review``: a reviewer-only entry
+                decided without ``reviewer``, or whatever ``reviewer`` raises.
+
+            A refused decision changes nothing.
         """
+        if caller is not None and request.approver_id != caller:
+            # Refused, not replaced: a caller naming someone else as approver is asking for an
+            # audit row that lies, and should learn that it cannot have one.
+            raise GatingDecisionRefused(
+                "approver_not_caller",
+                f"approver_id '{request.approver_id}' must be the authenticated caller's subject "
+                f"'{caller}' (an authenticated decision records who made it)",
+                pending_id=request.pending_id,
+            )
         try:
             with self._lock:
                 now = self._clock.now_ms()
                 self._expire_due(now)
-                return self._decide(request, now)
+                return self._decide(request, now, reviewer)
         finally:
             self._deliver()
 
-    def pending(self, request: PendingRequest | None = None) -> PendingList:
-        """The entries still waiting, oldest first (after applying due timeouts)."""
+    def pending(
+        self, request: PendingRequest | None = None, *, include_reviewer_only: bool = True
+    ) -> PendingList:
+        """The entries still waiting, oldest first (after applying due timeouts).
+
+        Args:
+            include_reviewer_only: list entries of :data:`REVIEWER_ONLY_ACTIONS` too; a surface
+                that could not decide them passes ``False``.
+        """
         try:
             with self._lock:
                 self._expire_due(self._clock.now_ms())
-                return PendingList(tuple(self._pending.values()))
+                return PendingList(
+                    tuple(
+                        entry
+                        for entry in self._pending.values()
+                        if include_reviewer_only or entry.action not in REVIEWER_ONLY_ACTIONS
+                    )
+                )
         finally:
             self._deliver()
 
@@ -399,11 +452,22 @@ class Gating:
 
     # -- decisions ----------------------------------------------------------------------------------
 
-    def _decide(self, request: DecideRequest, now: int) -> DecideResult:
+    def _decide(self, request: DecideRequest, now: int, reviewer: ReviewerCheck | None) -> DecideResult:
         pending_id, approver_id = request.pending_id, request.approver_id
         entry = self._pending.get(pending_id)
         if entry is None:
             raise self._stale(pending_id)
+        if entry.action in REVIEWER_ONLY_ACTIONS:
+            if reviewer is None:
+                raise AccessDenied(
+                    MEMORY_QUARANTINE_REVIEW,
+                    pending_id,
+                    message=(
+                        f"access denied: {MEMORY_QUARANTINE_REVIEW}: a gated memory promotion "
+                        f"({entry.action}) is decided only by a quarantine reviewer, on the console"
+                    ),
+                )
+            reviewer(entry)
         # Upstream's rule: only an approval by the actor is self-approval; the actor may withdraw
         # (reject) or hand on (escalate) its own request.
         if request.decision == "approve" and approver_id == entry.actor_id:

@@ -23,6 +23,7 @@ __all__ = [
     "GATING_ID_FORMAT",
     "INVALID_PARAMS_PREFIX",
     "RETENTION_DEFAULT",
+    "REVIEWER_ONLY_ACTIONS",
     "RISK_TIERS",
     "AuditEntry",
     "AuditPage",
@@ -52,7 +53,12 @@ Outcome: TypeAlias = Literal["allowed", "allowed_with_audit", "pending_approval"
 Decision: TypeAlias = Literal["approve", "reject", "escalate"]
 ResolutionCause: TypeAlias = Literal["approved", "rejected", "escalated", "timeout"]
 RefusalReason: TypeAlias = Literal[
-    "self_approval", "approver_mismatch", "unknown_pending", "expired_pending", "resolved_pending"
+    "self_approval",
+    "approver_mismatch",
+    "approver_not_caller",
+    "unknown_pending",
+    "expired_pending",
+    "resolved_pending",
 ]
 
 RISK_TIERS: tuple[RiskTier, ...] = ("r0", "r1", "r2", "r3")
@@ -67,6 +73,11 @@ RETENTION_DEFAULT = 512
 AUDIT_LIMIT_DEFAULT = 50
 AUDIT_LIMIT_MAX = 500
 GATING_ID_FORMAT = "v2"
+# The actions of gated memory promotions (REFERENCE 5.3; the steward opens them). Approving one turns
+# quarantined or proposed content into shared memory, so these entries are decided only by a
+# quarantine reviewer, never by whoever holds the application surface (the agent host the memory
+# firewall constrains). tests/gating pins that the steward's action names are these.
+REVIEWER_ONLY_ACTIONS: frozenset[str] = frozenset({"memory.quarantine_promote", "memory.proposal_promote"})
 # REFERENCE 1.2: gating's -32602 messages carry this prefix (the ledger's do too).
 INVALID_PARAMS_PREFIX = "Invalid params: "
 

@@ -1,0 +1,29 @@
+"""The hybrid recall defaults that ship are the ones the benchmark measured.
+
+These are literal on purpose: the values were chosen by `benchmarks/recall_quality/hybrid.py` (its grid
+and `--sweep`) and their quality is recorded in docs/benchmarks.md ("Hybrid recall"). Changing any of
+them needs a new benchmark run recorded there, and then this test updated to the new values."""
+
+from __future__ import annotations
+
+import inspect
+
+from meta_memory.memory.recall import hybrid as hybrid_provider
+from meta_memory.memory.recall.fusion import DEFAULT_HYBRID, HybridParams
+
+
+def test_the_default_fusion_is_the_benchmarked_convex_combination() -> None:
+    assert HybridParams() == DEFAULT_HYBRID
+    assert DEFAULT_HYBRID.method == "convex"
+    assert DEFAULT_HYBRID.lexical_weight == 0.4  # the embedding ranking weighs 0.6
+    assert DEFAULT_HYBRID.lexical_floor == 0.0  # BM25's minimum
+    assert DEFAULT_HYBRID.semantic_floor == 0.0  # negative cosines count as 0
+    assert DEFAULT_HYBRID.depth == 100
+    assert DEFAULT_HYBRID.protect == 0
+    assert DEFAULT_HYBRID.k == 60.0  # RRF's offset, used only if method = "rrf"
+
+
+def test_the_recall_provider_drops_neighbours_below_the_benchmarked_cosine_floor() -> None:
+    floor = inspect.signature(hybrid_provider.HybridRecallProvider).parameters["min_similarity"].default
+    assert floor == 0.3
+    assert (hybrid_provider.DEPTH_FACTOR, hybrid_provider.DEPTH_MIN) == (4, 40)
