@@ -237,7 +237,7 @@ SECRETS = [
         {"body": "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"},
         id="pem",
     ),
-    pytest.param("credential-assignment", {"body": 'api_key = "sk_live_1234567890abcdef"'}, id="assignment"),
+    pytest.param("credential-assignment", {"body": 'api_key = "abcd1234efgh5678ijkl"'}, id="assignment"),
     pytest.param("credential-assignment", {"title": "auth_token: abcdefgh12345678xyz"}, id="in-title"),
     pytest.param("github-token", {"description": "github_pat_" + "x1" * 11}, id="in-description"),
     pytest.param("aws-access-key-id", {"tags": ["ASIAABCDEFGHIJKLMNOP"]}, id="in-tag"),

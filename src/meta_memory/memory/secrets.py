@@ -1,62 +1,50 @@
-"""Secret hygiene for agent-memory writes (REFERENCE 4.5): the four secret classes as compiled patterns,
-and the scan the store validator runs over a record's title, description, body and each tag. A match
-refuses the write; nothing here redacts. Results name the class and the field only, never the matched
-text, so a refusal message can never echo the secret it refused.
+"""Secret hygiene for agent-memory writes (REFERENCE 4.5, widened): the secret classes, the
+normalization every text gets before it is scanned, and the scans the store validator runs over
+every free text a record carries (title, description, body, each tag, each piece of verification
+evidence, the rest of its provenance) and a write's rationale. A match refuses the write; nothing
+here redacts. Results name the class and the field only, never the matched text, so a refusal
+message can never echo the secret it refused.
+
+The rules themselves are in :mod:`._secret_rules`; this module owns what is scanned and how a
+text is read first: Unicode NFKC (fullwidth letters become ASCII) with every format and
+default-ignorable character removed (zero-width spaces and joiners, soft hyphens, word joiners,
+variation selectors, ...), so neither can split a secret in two.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import NamedTuple
+
+from ._secret_rules import RULES, first_class, first_tag_class
+from .records import Provenance, Record
 
 __all__ = [
     "SECRET_CLASSES",
     "SecretMatch",
+    "find_secret",
     "find_secret_in_fields",
+    "find_secret_in_provenance",
+    "find_secret_in_record",
+    "normalize_for_scan",
+    "provenance_texts",
     "scan_secrets",
 ]
 
-_AWS_ACCESS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
+SECRET_CLASSES: tuple[str, ...] = tuple(dict.fromkeys(rule.secret_class for rule in RULES))
 
-# No leading boundary: a token glued to other text is still a token, and refusing too much is the
-# safe side of this check.
-_GITHUB_TOKEN = re.compile(r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}")
-
-_PRIVATE_KEY_BEGIN = "-----BEGIN"
-_PRIVATE_KEY_END = "PRIVATE KEY-----"
-
-_CREDENTIAL_KEY_NAMES = (
-    "api_key",
-    "api-key",
-    "apikey",
-    "secret_key",
-    "secret-key",
-    "client_secret",
-    "access_token",
-    "access-token",
-    "auth_token",
-    "auth-token",
-    "aws_secret_access_key",
-    "private_token",
-)
-_CREDENTIAL_VALUE_CHARS = r"[A-Za-z0-9_\-/+=.]"
-# The lookahead asks for an ASCII digit inside the same value run: `[0-9]`, not `\d`, because `\d`
-# would accept a non-ASCII digit sitting just past the run. The digit requirement is what keeps
-# placeholders such as `api_key = "your-api-key-goes-here"` from being refused.
-_CREDENTIAL_ASSIGNMENT = re.compile(
-    r"\b(?:"
-    + "|".join(re.escape(name) for name in _CREDENTIAL_KEY_NAMES)
-    + r")[ \t]*[=:][ \t]*[\"']?"
-    + rf"(?={_CREDENTIAL_VALUE_CHARS}*[0-9]){_CREDENTIAL_VALUE_CHARS}{{16,}}",
-    re.IGNORECASE,
-)
-
-SECRET_CLASSES: tuple[str, ...] = (
-    "aws-access-key-id",
-    "github-token",
-    "private-key",
-    "credential-assignment",
+# Unicode's format characters (category Cf) and default-ignorable code points (DerivedCoreProperties):
+# what renders as nothing, or nothing visible, between two characters. A test keeps this set a
+# superset of category Cf in the running Python's Unicode database.
+_INVISIBLE = re.compile(
+    "["
+    "\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
+    "\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
+    "\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+    "]"
 )
 
 
@@ -71,40 +59,48 @@ class SecretMatch(NamedTuple):
         return f"{self.field} matches secret class '{self.secret_class}'"
 
 
-def _may_name_a_credential(text: str) -> bool:
-    """Whether ``text`` could hold a credential key name: every name contains "key", "secret" or
-    "token", and every character the case-insensitive pattern matches for one of their letters
-    casefolds to exactly that letter (checked over all of Unicode), so this never says no to a
-    text the pattern would match. It is what makes a clean text cheap: the pattern itself costs
-    about twenty times as much."""
-    folded = text.casefold()
-    return "key" in folded or "secret" in folded or "token" in folded
+def normalize_for_scan(text: str) -> str:
+    """``text`` as the rules read it: invisible characters removed, then NFKC. ASCII text (the
+    common case) is returned as it is, without a copy."""
+    if text.isascii():
+        return text
+    text = _INVISIBLE.sub("", text)
+    if not unicodedata.is_normalized("NFKC", text):
+        text = unicodedata.normalize("NFKC", text)
+        if not text.isascii():
+            text = _INVISIBLE.sub("", text)
+    return text
 
 
-def _secret_class_of(text: str) -> str | None:
-    # Each pattern runs only past a substring test it cannot match without (the common case
-    # is a clean text, and these tests cost a fraction of the patterns).
-    if ("AKIA" in text or "ASIA" in text) and _AWS_ACCESS_KEY_ID.search(text):
-        return "aws-access-key-id"
-    if "_" in text and _GITHUB_TOKEN.search(text):  # every prefix ends in "_"
-        return "github-token"
-    if _PRIVATE_KEY_BEGIN in text and _PRIVATE_KEY_END in text:
-        return "private-key"
-    if _may_name_a_credential(text) and _CREDENTIAL_ASSIGNMENT.search(text):
-        return "credential-assignment"
-    return None
+def _class_of(text: str, *, tag: bool = False) -> str | None:
+    text = normalize_for_scan(text)
+    found = first_class(text)
+    if found is None and tag:
+        # A stored tag is lowercased: the classes whose prefix has capitals, again without case.
+        found = first_tag_class(text)
+    return found
 
 
 def scan_secrets(*texts: str) -> str | None:
     """Return the class name of the first secret found in ``texts``, or ``None``.
 
-    Texts are scanned in order and, within a text, classes in :data:`SECRET_CLASSES` order. Each text is
-    scanned on its own, so a private-key header in one text and its footer in another do not match.
+    Texts are scanned in order and, within a text, classes in :data:`SECRET_CLASSES` order. Each text
+    is scanned on its own, so a private-key header in one text and its footer in another do not match.
     """
     for text in texts:
-        found = _secret_class_of(text)
+        found = _class_of(text)
         if found is not None:
             return found
+    return None
+
+
+def find_secret(fields: Iterable[tuple[str, str]]) -> SecretMatch | None:
+    """The first secret in ``(field, text)`` pairs, scanned in order; a ``"tags"`` text is read as
+    a stored (lowercased) tag as well."""
+    for field, text in fields:
+        found = _class_of(text, tag=field == "tags")
+        if found is not None:
+            return SecretMatch(field, found)
     return None
 
 
@@ -117,8 +113,35 @@ def find_secret_in_fields(title: str, description: str, body: str, tags: Iterabl
     """
     fields: list[tuple[str, str]] = [("title", title), ("description", description), ("body", body)]
     fields.extend(("tags", tag) for tag in tags)
-    for field, text in fields:
-        found = _secret_class_of(text)
-        if found is not None:
-            return SecretMatch(field, found)
-    return None
+    return find_secret(fields)
+
+
+def provenance_texts(provenance: Provenance) -> list[tuple[str, str]]:
+    """Every free text of ``provenance`` as ``(field, text)``: each piece of verification evidence
+    (field ``verification_evidence``), then the verification's ``checked``, the profile, and each
+    evidence session id and range (field ``provenance``)."""
+    fields: list[tuple[str, str]] = []
+    verification = provenance.verification
+    if verification is not None:
+        fields.extend(("verification_evidence", text) for text in verification.evidence)
+        fields.append(("provenance", verification.checked))
+    if provenance.profile is not None:
+        fields.append(("provenance", provenance.profile))
+    for evidence in provenance.evidence:
+        fields.append(("provenance", evidence.session_id))
+        if evidence.range is not None:
+            fields.append(("provenance", evidence.range))
+    return fields
+
+
+def find_secret_in_provenance(provenance: Provenance) -> SecretMatch | None:
+    """The first secret in ``provenance``'s free texts (:func:`provenance_texts`), or ``None``."""
+    return find_secret(provenance_texts(provenance))
+
+
+def find_secret_in_record(record: Record) -> SecretMatch | None:
+    """The first secret in any free text ``record`` carries: title, description, body, each tag,
+    then its provenance (:func:`provenance_texts`)."""
+    return find_secret_in_fields(
+        record.title, record.description, record.body, record.tags
+    ) or find_secret_in_provenance(record.provenance)

@@ -55,7 +55,7 @@ from .records import (
 )
 from .rows import InjectionRow
 from .store import RealmStore, RealmStoreFactory
-from .validator import CreateOp, WriteBatch, validate_fields
+from .validator import CreateOp, WriteBatch, validate_fields, validate_provenance
 
 __all__ = ["AgentDraft", "AgentMemory", "InjectionResult"]
 
@@ -296,6 +296,10 @@ class AgentMemory:
     def propose(self, draft: AgentDraft, mob: str, *, tainted: bool) -> str:
         """Queue a proposal for mob scope; a steward or operator commits it later."""
         validate_fields(draft.title, draft.description, draft.body, draft.tags)
+        # The proposal row keeps no provenance, but a secret in the claim is refused all the same.
+        validate_provenance(
+            Provenance(Author("agent", identity=draft.identity), verification=draft.verification)
+        )
         now = self.clock.now_ms()
         # Unique per process like a memory id: two agents (or one retrying) may propose the same
         # content within one millisecond, and each proposal is its own pending row.

@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ..errors import WriteRefused
-from .records import Author, Record, Scope, ScopeKind, Status, Trust, content_hash
-from .secrets import find_secret_in_fields
+from .records import Author, Provenance, Record, Scope, ScopeKind, Status, Trust, content_hash
+from .secrets import SecretMatch, find_secret, find_secret_in_fields, provenance_texts
 
 __all__ = [
     "BODY_MAX_BYTES",
@@ -24,6 +24,9 @@ __all__ = [
     "TAGS_MAX",
     "TAG_MAX_BYTES",
     "TITLE_MAX_BYTES",
+    "VERIFICATION_EVIDENCE_ENTRY_MAX_BYTES",
+    "VERIFICATION_EVIDENCE_MAX",
+    "VERIFICATION_EVIDENCE_MAX_BYTES",
     "CreateOp",
     "Op",
     "StoreView",
@@ -41,6 +44,15 @@ DESCRIPTION_MAX_BYTES = 400
 BODY_MAX_BYTES = 65_536
 TAGS_MAX = 32
 TAG_MAX_BYTES = 64
+# A verification claim's evidence (the `memory` tool's verification_evidence) is free text an LLM
+# writes; kept well under the body's cap, in pieces and in total.
+VERIFICATION_EVIDENCE_MAX = 16
+VERIFICATION_EVIDENCE_ENTRY_MAX_BYTES = 2048
+VERIFICATION_EVIDENCE_MAX_BYTES = 8192
+# Every other provenance text (a claim's `checked`, the profile, an evidence session id or range)
+# is a short label: a session key is at most 256 bytes.
+_PROVENANCE_TEXT_MAX_BYTES = 512
+_PROVENANCE_EVIDENCE_MAX = 64
 MAX_BATCH_OPS = 1024
 RECREATE_WINDOW_MS = 7 * 24 * 3600 * 1000
 _CHAIN_WALK_LIMIT = 4096
@@ -117,11 +129,57 @@ def validate_fields(title: str, description: str, body: str, tags: tuple[str, ..
             raise WriteRefused("field-too-large", f"tags must be at most {TAG_MAX_BYTES} bytes")
     hit = find_secret_in_fields(title, description, body, tags)
     if hit is not None:
-        field_name, secret_class = hit
+        raise secret_refused(hit)
+
+
+def validate_provenance(provenance: Provenance) -> None:
+    """Caps and the secret scan of a record's provenance texts: its verification evidence (at
+    most :data:`VERIFICATION_EVIDENCE_MAX` pieces of at most
+    :data:`VERIFICATION_EVIDENCE_ENTRY_MAX_BYTES` bytes, :data:`VERIFICATION_EVIDENCE_MAX_BYTES`
+    in all) and its short labels (``checked``, profile, evidence session ids and ranges).
+
+    Raises:
+        WriteRefused: ``field-too-large``, ``field-invalid`` or ``secret-detected``.
+    """
+    verification = provenance.verification
+    if verification is not None:
+        evidence = verification.evidence
+        if len(evidence) > VERIFICATION_EVIDENCE_MAX:
+            raise WriteRefused(
+                "field-too-large",
+                f"verification_evidence must contain at most {VERIFICATION_EVIDENCE_MAX} entries",
+            )
+        if any(_nbytes(e) > VERIFICATION_EVIDENCE_ENTRY_MAX_BYTES for e in evidence):
+            raise WriteRefused(
+                "field-too-large",
+                f"verification_evidence entries must be at most {VERIFICATION_EVIDENCE_ENTRY_MAX_BYTES} bytes",
+            )
+        if sum(_nbytes(e) for e in evidence) > VERIFICATION_EVIDENCE_MAX_BYTES:
+            raise WriteRefused(
+                "field-too-large",
+                f"verification_evidence must be at most {VERIFICATION_EVIDENCE_MAX_BYTES} bytes in total",
+            )
+    if len(provenance.evidence) > _PROVENANCE_EVIDENCE_MAX:
         raise WriteRefused(
-            "secret-detected",
-            f"{field_name} matches secret class '{secret_class}'; secrets are refused, never stored",
+            "field-too-large", f"provenance.evidence must contain at most {_PROVENANCE_EVIDENCE_MAX} entries"
         )
+    texts = provenance_texts(provenance)
+    for field, text in texts:
+        if "\x00" in text:
+            raise WriteRefused("field-invalid", f"{field} must not contain NUL (U+0000) characters")
+        if field == "provenance" and _nbytes(text) > _PROVENANCE_TEXT_MAX_BYTES:
+            raise WriteRefused(
+                "field-too-large", f"provenance texts must be at most {_PROVENANCE_TEXT_MAX_BYTES} bytes each"
+            )
+    hit = find_secret(texts)
+    if hit is not None:
+        raise secret_refused(hit)
+
+
+def secret_refused(hit: SecretMatch) -> WriteRefused:
+    """The refusal of a write whose ``hit.field`` matched a secret class: it names the field and the
+    class, never the text."""
+    return WriteRefused("secret-detected", f"{hit.describe()}; secrets are refused, never stored")
 
 
 def validate_batch(batch: WriteBatch, view: StoreView, *, now_ms: int) -> None:
@@ -136,6 +194,10 @@ def validate_batch(batch: WriteBatch, view: StoreView, *, now_ms: int) -> None:
         raise WriteRefused(
             "batch-too-large", f"a memory write may contain at most {MAX_BATCH_OPS} operations"
         )
+    if batch.rationale is not None:
+        hit = find_secret((("rationale", batch.rationale),))
+        if hit is not None:
+            raise secret_refused(hit)
     # Records as earlier ops of this batch leave them, so a later op sees their new status.
     created: dict[str, Record] = {}
 
@@ -174,6 +236,7 @@ def validate_restore(record: Record, realm: str, view: StoreView) -> None:
     batch = WriteBatch(realm, record.provenance.author, (CreateOp(record),))
     _check_scope(record.scope, batch)
     validate_fields(record.title, record.description, record.body, record.tags)
+    validate_provenance(record.provenance)
     if content_hash(record.title, record.body) != record.content_hash:
         raise WriteRefused(
             "content-hash-mismatch", "content_hash is not the hash of the record's title and body"
@@ -237,6 +300,7 @@ def _check_create(
 ) -> None:
     _check_scope(record.scope, batch)
     validate_fields(record.title, record.description, record.body, record.tags)
+    validate_provenance(record.provenance)
     if record.id in written or view.has(record.id):  # lookup() would also read the record
         raise duplicate_id(record.id)
     if record.status not in (Status.ACTIVE, Status.QUARANTINED):

@@ -19,7 +19,15 @@ from typing import Any
 from ..errors import InvalidParams
 from ..memory.params import QUERY_TEXT_MAX_BYTES, normalize_tags
 from ..memory.records import RecordKind
-from ..memory.validator import BODY_MAX_BYTES, DESCRIPTION_MAX_BYTES, TAGS_MAX, TITLE_MAX_BYTES
+from ..memory.validator import (
+    BODY_MAX_BYTES,
+    DESCRIPTION_MAX_BYTES,
+    TAGS_MAX,
+    TITLE_MAX_BYTES,
+    VERIFICATION_EVIDENCE_ENTRY_MAX_BYTES,
+    VERIFICATION_EVIDENCE_MAX,
+    VERIFICATION_EVIDENCE_MAX_BYTES,
+)
 from ..text import text_problem
 from .schema import MEMORY_TOOL_FIELDS, OPERATOR_SAID_TAG, Epistemic, MemoryAction
 
@@ -178,6 +186,19 @@ def _evidence(args: Mapping[Any, Any]) -> tuple[str, ...]:
         raise ToolArgumentError('`verification_evidence` is required when epistemic is "verified_claim"')
     if not all(evidence):
         raise ToolArgumentError("verification_evidence must contain only non-empty strings")
+    # The store validator caps it too (every path meets the caps); refused here, the LLM reads why.
+    if len(evidence) > VERIFICATION_EVIDENCE_MAX:
+        raise ToolArgumentError(
+            f"verification_evidence must contain at most {VERIFICATION_EVIDENCE_MAX} entries"
+        )
+    if any(_nbytes(item) > VERIFICATION_EVIDENCE_ENTRY_MAX_BYTES for item in evidence):
+        raise ToolArgumentError(
+            f"verification_evidence entries must be at most {VERIFICATION_EVIDENCE_ENTRY_MAX_BYTES} bytes"
+        )
+    if sum(_nbytes(item) for item in evidence) > VERIFICATION_EVIDENCE_MAX_BYTES:
+        raise ToolArgumentError(
+            f"verification_evidence must be at most {VERIFICATION_EVIDENCE_MAX_BYTES} bytes in total"
+        )
     return evidence
 
 

@@ -21,6 +21,9 @@ from ..memory.validator import (
     TAG_MAX_BYTES,
     TAGS_MAX,
     TITLE_MAX_BYTES,
+    VERIFICATION_EVIDENCE_ENTRY_MAX_BYTES,
+    VERIFICATION_EVIDENCE_MAX,
+    VERIFICATION_EVIDENCE_MAX_BYTES,
 )
 
 __all__ = [
@@ -137,7 +140,9 @@ _SCHEMA: Final[dict[str, Any]] = {
             ],
             "description": (
                 "How you checked the fact: one free-text string, or an array of them (one per piece of "
-                'evidence). Required, non-empty, when epistemic is "verified_claim"; ignored otherwise.'
+                'evidence). Required, non-empty, when epistemic is "verified_claim"; ignored otherwise. '
+                f"At most {VERIFICATION_EVIDENCE_MAX} entries of {VERIFICATION_EVIDENCE_ENTRY_MAX_BYTES} bytes, "
+                f"{VERIFICATION_EVIDENCE_MAX_BYTES} bytes in all; never a secret."
             ),
         },
         "memory_id": {

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import QuarantineReviewRefused, UnknownRecord
 from ..memory.records import Author, Record, Scope, ScopeKind, Status, Trust, released_id
-from ..memory.secrets import find_secret_in_fields
+from ..memory.secrets import find_secret_in_record
 from ..memory.store import RealmStore, RealmTxn
 from ..memory.validator import CreateOp, TombstoneOp, WriteBatch
 
@@ -204,7 +204,7 @@ def _release(
     txn: RealmTxn, origin: Record, review: dict[str, Any], author: Author
 ) -> tuple[Record, int | None]:
     now = txn.now_ms()
-    hit = find_secret_in_fields(origin.title, origin.description, origin.body, origin.tags)
+    hit = find_secret_in_record(origin)  # every text it carries, its provenance's too
     if hit is not None:
         raise _refuse(
             "secret_detected",

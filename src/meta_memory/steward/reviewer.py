@@ -12,7 +12,7 @@ from typing import Protocol
 
 from ..errors import InternalError
 from ..memory.records import RecordKind
-from ..memory.secrets import find_secret_in_fields
+from ..memory.secrets import find_secret_in_record
 from .model import (
     DreamInput,
     DreamVerdicts,
@@ -73,7 +73,7 @@ class DeterministicReviewer:
         escalations: list[OpenLoopEscalation] = []
         for item in dream.quarantined:
             r = item.record
-            hit = find_secret_in_fields(r.title, r.description, r.body, r.tags)
+            hit = find_secret_in_record(r)
             if hit is not None:
                 why = f"content matches secret class '{hit[1]}'; a secret is never released"
                 quarantine.append(QuarantineVerdict(r.id, "tombstone", why))

@@ -31,7 +31,7 @@ from ..memory.records import (
     content_hash,
     new_memory_id,
 )
-from ..memory.secrets import find_secret_in_fields
+from ..memory.secrets import find_secret_in_record
 from ..memory.store import RealmStore, RealmTxn
 from ..memory.validator import CreateOp, TombstoneOp, WriteBatch
 from ..review import DecideParams, review_in_txn
@@ -228,7 +228,7 @@ class VerdictApplier:
         if mob is None:
             self.out("quarantine", source.id, v.verdict, "refused", reason="no_target_mob")
             return
-        hit = find_secret_in_fields(source.title, source.description, source.body, source.tags)
+        hit = find_secret_in_record(source)  # every text it carries, its provenance's too
         if hit is not None:
             self._release_blocked(source, v.verdict, hit[1])
             self.out("quarantine", source.id, v.verdict, "refused", reason="secret_detected")
