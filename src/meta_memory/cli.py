@@ -938,7 +938,8 @@ def import_command(
 
     A record already present (same id, same content) is skipped; a line the validator refuses
     (a secret, a field too long, an id taken by other content) is reported on stderr and the
-    others still import. Exit status: 0 when every line was imported or skipped, 1 when some
+    others still import. A record the file gives as active that carries or reaches a quarantine
+    this store holds no release of arrives quarantined, for a reviewer. Exit status: 0 when every line was imported or skipped, 1 when some
     were refused, 2 when nothing could start (an unreadable or malformed file, a gateway serving
     the state dir, a bad config).
     """
@@ -1010,10 +1011,11 @@ def import_command(
         ident = f" ({o.memory_id})" if o.memory_id is not None else ""
         click.echo(_printable(f"meta_gateway: {name} {o.at}{ident}: {what}{notes}"), err=True)
     selected = f"; {report.not_selected} not selected" if report.not_selected else ""
+    held = f"; {report.quarantined} arrived quarantined, for review" if report.quarantined else ""
     click.echo(
         _printable(
             f"imported {report.imported}, skipped {report.skipped}, refused {report.refused} "
-            f"of {source.count} records in {name} ({source.format}){selected}"
+            f"of {source.count} records in {name} ({source.format}){held}{selected}"
         )
     )
     if report.refused:

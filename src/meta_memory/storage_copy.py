@@ -9,7 +9,12 @@ copied, and what was copied is vacuumed and analyzed (statistics for the planner
 readable from the index alone). A part the database's copy ledger already holds from this state dir is not copied again:
 its source is digested and compared, so a second run either confirms the copy or says the source
 has changed since. One realm refused (not empty in the database, a NUL the server cannot store, a
-damaged file) does not stop the others.
+damaged file, a record written outside the store's rules) does not stop the others.
+
+A copy moves a store inside the trust boundary: records keep the status and trust they have in
+the source (which a gateway serving it already gives them), and the audit rows that hold their
+reviews come with them; only what every stored record keeps is checked again
+(memory/postgres/copy.py).
 
 This module is wiring: it knows both backends, as backends.py does.
 """

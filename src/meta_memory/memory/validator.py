@@ -28,14 +28,23 @@ __all__ = [
     "VERIFICATION_EVIDENCE_MAX",
     "VERIFICATION_EVIDENCE_MAX_BYTES",
     "CreateOp",
+    "LineageNode",
     "Op",
     "StoreView",
     "TombstoneOp",
     "WriteBatch",
+    "check_stored_record",
     "duplicate_id",
+    "lineage_capped",
+    "lineage_ceiling",
+    "quarantine_marked",
     "recreate_tombstoned",
+    "secret_refused",
+    "trust_ceiling",
+    "unreleased_quarantine",
     "validate_batch",
     "validate_fields",
+    "validate_provenance",
     "validate_restore",
 ]
 
@@ -221,14 +230,18 @@ def validate_batch(batch: WriteBatch, view: StoreView, *, now_ms: int) -> None:
             created[target.id] = replace(target, status=Status.TOMBSTONED)
 
 
-def validate_restore(record: Record, realm: str, view: StoreView) -> None:
+def validate_restore(record: Record, realm: str, view: StoreView, *, importer: Author | None = None) -> None:
     """The rules of a record written as an export holds it, its status, lineage and timestamps
     kept (``meta_gateway import``): a create's field, scope and tier rules, met as the record's
-    own author (its provenance) would meet them, and a content hash that is the record's own.
-    Lineage is kept as given and changes nothing: the ids it names need not exist, but a
-    supersede of a record that does exist must stay in its scope and close no cycle. The
-    re-creation window is not applied: it judges an LLM writing now, and an import replays
-    history that was judged when it was written.
+    own author (its provenance) would meet them, the rules every stored record keeps
+    (:func:`check_stored_record`), a trust no higher than ``importer`` may give, and a content
+    hash that is the record's own. Lineage is kept as given and changes nothing: the ids it names
+    need not exist, but a supersede of a record that does exist must stay in its scope and close
+    no cycle, and a record arriving active must not carry or reach a quarantine this store holds
+    no release of (:func:`unreleased_quarantine`; the importer quarantines such a record on
+    arrival, so this refusal guards every other caller). The re-creation window is not applied:
+    it judges an LLM writing now, and an import replays history that was judged when it was
+    written.
 
     Raises:
         WriteRefused: the first broken rule, named.
@@ -249,15 +262,19 @@ def validate_restore(record: Record, realm: str, view: StoreView) -> None:
         )
     if not all(0 <= t <= _TIMESTAMP_MAX for t in (record.created_at_ms, record.updated_at_ms)):
         raise WriteRefused("field-invalid", "created_at_ms and updated_at_ms must be between 0 and 2^63-1")
-    if record.provenance.author.is_llm and record.trust.rank > Trust.AGENT_OBSERVED.rank:
-        raise WriteRefused("tier-ceiling", "LLM-authored writes are capped at trust 'agent_observed'")
-    if record.trust.rank > Trust.AGENT_OBSERVED.rank and (
-        record.status is Status.QUARANTINED or _chain_taints(record, view.get)
-    ):
+    check_stored_record(record)
+    if importer is not None and record.trust.rank > trust_ceiling(importer).rank:
         raise WriteRefused(
             "tier-ceiling",
-            "records derived from untrusted or quarantined content are capped at trust 'agent_observed'",
+            f"trust '{record.trust.value}' is above what the importing {importer.kind} may give "
+            f"('{trust_ceiling(importer).value}')",
         )
+    if record.trust.rank > Trust.AGENT_OBSERVED.rank and lineage_capped(record, view.get):
+        raise lineage_ceiling()
+    if record.status is Status.ACTIVE:
+        why = unreleased_quarantine(record, view.get)
+        if why is not None:
+            raise WriteRefused("quarantine-unreleased", f"an active record must not be restored: {why}")
     prior = view.get(record.supersedes) if record.supersedes is not None else None
     if prior is not None:
         if prior.scope != record.scope:
@@ -266,6 +283,185 @@ def validate_restore(record: Record, realm: str, view: StoreView) -> None:
             )
         if _names(prior, record.id, view.get):
             raise WriteRefused("supersede-cycle", "supersede chain would form a cycle")
+
+
+# -- the rules of a record as it stands (import and storage-copy) -------------------------------
+
+
+def trust_ceiling(author: Author) -> Trust:
+    """The highest trust ``author`` may give a record: an operator ``operator``, an application
+    ``application``, an LLM ``agent_verified`` (and that only with a verification claim)."""
+    if author.kind == "operator":
+        return Trust.OPERATOR
+    if author.kind == "application":
+        return Trust.APPLICATION
+    return Trust.AGENT_VERIFIED
+
+
+def quarantine_marked(node: LineageNode) -> bool:
+    """Whether a record says it was quarantined: its status, its durable flag, or the reason a
+    quarantine gave it (which an export keeps once it is released or discarded)."""
+    return node.status is Status.QUARANTINED or node.ever_quarantined or node.quarantine_reason is not None
+
+
+def lineage_ceiling() -> WriteRefused:
+    """The refusal of a record above ``agent_observed`` that is, or derives from, untrusted or
+    quarantined content."""
+    return WriteRefused(
+        "tier-ceiling",
+        "records derived from untrusted or quarantined content are capped at trust 'agent_observed'",
+    )
+
+
+def check_stored_record(record: Record) -> None:
+    """The rules every stored record keeps whatever its history, judged on the record alone: an
+    agent's record in its own identity scope; a trust no higher than its author may give
+    (:func:`trust_ceiling`), ``agent_verified`` only with a verification claim, and
+    ``agent_observed`` at most once it was quarantined; session evidence only on an LLM author's
+    record (only the ``memory`` tool and the steward cite sessions, so an operator or
+    application author citing one is an edited author).
+
+    Raises:
+        WriteRefused: ``outside-own-scope``, ``tier-ceiling`` or ``author-mismatch``.
+    """
+    author = record.provenance.author
+    if author.kind == "agent" and (
+        record.scope.kind is not ScopeKind.IDENTITY or record.scope.key != author.identity
+    ):
+        raise WriteRefused("outside-own-scope", "an agent may write only its own identity scope")
+    if not author.is_llm and record.provenance.evidence:
+        raise WriteRefused(
+            "author-mismatch",
+            f"provenance.evidence cites agent sessions, which only an LLM author's record does "
+            f"(the record names author '{author.kind}')",
+        )
+    ceiling = trust_ceiling(author)
+    if record.trust.rank > ceiling.rank:
+        if author.is_llm:
+            raise WriteRefused("tier-ceiling", "LLM-authored records are capped at trust 'agent_verified'")
+        raise WriteRefused(
+            "tier-ceiling", f"a record by author '{author.kind}' is capped at trust '{ceiling.value}'"
+        )
+    if record.trust is Trust.AGENT_VERIFIED and record.provenance.verification is None:
+        raise WriteRefused("tier-ceiling", "trust 'agent_verified' needs a verification claim")
+    if record.trust.rank > Trust.AGENT_OBSERVED.rank and quarantine_marked(record):
+        raise lineage_ceiling()
+
+
+class LineageNode(Protocol):
+    """What a lineage walk reads of a record: a stored :class:`Record`, or what an import file
+    says of one."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def trust(self) -> Trust: ...
+
+    @property
+    def status(self) -> Status: ...
+
+    @property
+    def ever_quarantined(self) -> bool: ...
+
+    @property
+    def quarantine_reason(self) -> str | None: ...
+
+    @property
+    def supersedes(self) -> str | None: ...
+
+    @property
+    def derived_from(self) -> tuple[str, ...]: ...
+
+
+def _no_node(_memory_id: str) -> LineageNode | None:
+    return None
+
+
+def _parents(node: LineageNode) -> list[str]:
+    return [i for i in (node.supersedes, *node.derived_from) if i]
+
+
+def _released_here(node: Record | None) -> bool:
+    """A stored record that was quarantined and is active: a review (or an approved promotion)
+    made it ordinary memory here, or an import that such a record explained."""
+    return node is not None and node.ever_quarantined and node.status is Status.ACTIVE
+
+
+def unreleased_quarantine(
+    record: LineageNode,
+    stored: Callable[[str], Record | None],
+    listed: Callable[[str], LineageNode | None] = _no_node,
+) -> str | None:
+    """Why ``record`` may not arrive active, or ``None``: it carries a quarantine (its own marks,
+    or marks ``listed`` gives its id) that no record of this store explains, or its lineage
+    (``supersedes`` and ``derived_from``, read in the store first and then in ``listed``)
+    reaches a quarantine this store did not release.
+
+    Only the store's judgement is evidence: nothing ``listed`` says (an import file, which
+    whoever holds it may edit) proves a release, and neither does a stored record that is not
+    active (an import writes history as the file gives it, unjudged). So a record's own marks are
+    explained only by a ``derived_from`` parent that is stored, active and was quarantined (a
+    release's successor, a promotion of one: :func:`_released_here`). The walk ends a branch at
+    an active stored record (memory this store judged ordinary) and at an id neither holds;
+    a marked record, stored or listed, is a quarantine; any other is walked on. A walk past
+    ``_CHAIN_WALK_LIMIT`` records is a quarantine (fail closed).
+    """
+    own = listed(record.id)
+    marked = quarantine_marked(record) or (own is not None and quarantine_marked(own))
+    if marked and not any(_released_here(stored(i)) for i in record.derived_from):
+        reason = record.quarantine_reason or (own.quarantine_reason if own is not None else None)
+        said = f" ({reason})" if reason else ""
+        return f"it was quarantined{said}, and no release of it is committed in this store"
+    seen = {record.id}
+    frontier = _parents(record)
+    while frontier:
+        memory_id = frontier.pop()
+        if memory_id in seen:
+            continue
+        seen.add(memory_id)
+        if len(seen) > _CHAIN_WALK_LIMIT:
+            return f"its lineage is longer than {_CHAIN_WALK_LIMIT} records, too long to check"
+        node: LineageNode | None = stored(memory_id)
+        if node is not None:
+            if node.status is Status.ACTIVE:
+                continue
+            if quarantine_marked(node):
+                return f"its lineage reaches '{memory_id}', quarantined in this store and not released"
+        else:
+            node = listed(memory_id)
+            if node is None:
+                continue
+            if quarantine_marked(node):
+                return (
+                    f"its lineage reaches '{memory_id}', quarantined with no release committed in this store"
+                )
+        frontier.extend(_parents(node))
+    return None
+
+
+def lineage_capped(record: LineageNode, lookup: Callable[[str], LineageNode | None]) -> bool:
+    """Whether ``record`` or its lineage (every ancestor ``lookup`` finds) is untrusted,
+    quarantined or ever quarantined: its trust is then ``agent_observed`` at most (REFERENCE
+    3.2). A walk past ``_CHAIN_WALK_LIMIT`` records counts as capped (fail closed)."""
+    if quarantine_marked(record):
+        return True
+    seen = {record.id}
+    frontier = _parents(record)
+    while frontier:
+        memory_id = frontier.pop()
+        if memory_id in seen:
+            continue
+        seen.add(memory_id)
+        if len(seen) > _CHAIN_WALK_LIMIT:
+            return True
+        node = lookup(memory_id)
+        if node is None:
+            continue
+        if node.trust is Trust.UNTRUSTED or quarantine_marked(node):
+            return True
+        frontier.extend(_parents(node))
+    return False
 
 
 def duplicate_id(memory_id: str) -> WriteRefused:

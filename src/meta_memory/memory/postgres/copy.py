@@ -11,6 +11,15 @@ nothing behind, and a second run finds the ledger row and copies nothing again.
 
 Only an empty realm is copied into: merging two stores' records is an import's job. The events
 part appends the source's timeline after whatever the database's timeline holds.
+
+A copy moves a store, it does not re-judge its history: every record arrives with the status and
+trust it has in the source, where a gateway serving the source already recalls and injects it
+as such, and the reviews that released quarantine come along in the audit rows. What it checks
+is what every stored record keeps whatever its history
+(:func:`~meta_memory.memory.validator.check_stored_record`: an agent's record in its own scope, a
+trust no higher than its author may give and ``agent_observed`` at most once quarantined, session
+evidence only under an LLM author): a realm holding a record that breaks one was written outside
+the store's rules (by hand, or by an older release's import) and is refused whole.
 """
 
 from __future__ import annotations
@@ -24,10 +33,11 @@ from typing import Any
 import psycopg
 import psycopg_pool
 
-from ...errors import StorageRefused
+from ...errors import StorageRefused, WriteRefused
 from ..dump import DUMP_COLUMNS, DUMP_ORDER, EVENT_COLUMNS, Digest, DumpTable, combined, digest_tables
 from ..recall.analyzer import analyze_record
-from ..records import content_hash
+from ..records import Provenance, Record, RecordKind, Scope, ScopeKind, Status, Trust, content_hash
+from ..validator import check_stored_record
 from .connect import lock_key, unavailable
 from .event_log import COPIED_ORIGIN_PREFIX
 from .store import realm_lock_key
@@ -210,12 +220,65 @@ def _copy_records(
 
     for row in rows:
         _refuse_nul(part, "records", row)
+        _refuse_outside_rules(part, realm, row)
         digest.add("records", row)
         batch.append(tuple(row))
         if len(batch) >= _BATCH:
             flush()
     if batch:
         flush()
+
+
+_RECORD_AT = {name: i for i, name in enumerate(DUMP_COLUMNS["records"])}
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _stored_record(realm: str, row: tuple[Any, ...]) -> Record:
+    """The record a dump row holds (what the rules read of it; usage counters left out)."""
+    at = {name: row[i] for name, i in _RECORD_AT.items()}
+    kind = ScopeKind(at["scope_kind"])
+    return Record(
+        id=at["id"],
+        scope=Scope(kind, realm, "" if kind is ScopeKind.REALM else at["scope_key"]),
+        kind=RecordKind(at["kind"]),
+        title=at["title"],
+        description=at["description"],
+        body=at["body"],
+        tags=tuple(_json(at["tags"])),
+        provenance=Provenance.from_wire(_json(at["provenance"])),
+        trust=Trust(at["trust"]),
+        status=Status(at["status"]),
+        created_at_ms=at["created_at_ms"],
+        updated_at_ms=at["updated_at_ms"],
+        content_hash=at["content_hash"],
+        supersedes=at["supersedes"],
+        derived_from=tuple(_json(at["derived_from"])),
+        ever_quarantined=bool(at["ever_quarantined"]),
+        superseded_by=at["superseded_by"],
+        quarantine_reason=at["quarantine_reason"],
+        working_set_rank=at["working_set_rank"],
+    )
+
+
+def _refuse_outside_rules(part: str, realm: str, row: tuple[Any, ...]) -> None:
+    memory_id = row[_RECORD_AT["id"]]
+    try:
+        check_stored_record(_stored_record(realm, row))
+    except WriteRefused as exc:
+        raise StorageRefused(
+            f"{part}: record {memory_id!r} breaks a rule every stored record keeps ({exc.rule}: "
+            f"{exc.message}); the source was written outside the store's rules, and nothing of it "
+            "was copied"
+        ) from None
+    except (KeyError, TypeError, ValueError) as exc:
+        log.warning("copying %s: record %r cannot be read: %r", part, memory_id, exc)
+        raise StorageRefused(
+            f"{part}: record {memory_id!r} is not a record this release reads (see the log); "
+            "nothing of it was copied"
+        ) from None
 
 
 def _copy_rows(

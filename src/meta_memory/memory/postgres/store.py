@@ -991,7 +991,7 @@ class PostgresTxn:
 
     def restore(self, record: Record, *, author: Author, rationale: str | None) -> None:
         now = self.now_ms()
-        validate_restore(record, self.realm, self)
+        validate_restore(record, self.realm, self, importer=author)
         self.create(record, now, restored=True)
         if record.superseded_by is not None:
             self.conn.execute(

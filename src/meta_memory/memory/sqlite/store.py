@@ -604,7 +604,7 @@ class SqliteRealmStore:
     ) -> None:
         """Write ``r`` as an export holds it, inside the caller's open write transaction
         (RealmTxn.restore)."""
-        validate_restore(r, self.realm, self.view())
+        validate_restore(r, self.realm, self.view(), importer=author)
         scope_id = self._scope_id(r.scope, create=True)
         assert scope_id is not None
         doc = db.execute(INSERT_RECORD, record_values(r, scope_id)).lastrowid

@@ -2,9 +2,11 @@
 
 An export is JSON lines (lines.py: one header, then one record per line in its wire form, with
 its realm and content hash), deterministic so that an export imported into a fresh state dir
-exports again byte for byte (exporter.py). An import reads such a file or a mem0 export
-(source.py, mem0.py) and writes each record as it stands through the store's validator, skipping
-what is present and refusing, line by line, what the validator or a taken id refuses
+exports again byte for byte (exporter.py), but for released quarantine, which arrives quarantined
+again. An import reads such a file or a mem0 export (source.py, mem0.py) and writes each record as
+it stands through the store's validator, skipping what is present, quarantining on arrival what
+carries or reaches a quarantine the store holds no release of (lineage.py: only the store is
+evidence, never the file), and refusing, line by line, what the validator or a taken id refuses
 (importer.py). docs/export-import.md describes the format and every rule.
 """
 
