@@ -43,6 +43,7 @@ from .operations import (
     memory_tool_definitions,
     recall_agent_memory,
     remember_agent_memory,
+    report_tool_result,
     status,
     steward_dream,
     storage_doctor,
@@ -225,6 +226,7 @@ class MetaApi:
     get_agent_memory = _sync(get_agent_memory)
     # host sessions
     memory_tool_definitions = _sync(memory_tool_definitions)
+    report_tool_result = _sync(report_tool_result)
 
     @accepts_aliases
     def open_session(self, identity: str, *, realm: str | None = None, mob: str | None = None) -> Session:
@@ -278,6 +280,7 @@ class AsyncMetaApi:
     list_agent_memory = _async(list_agent_memory)
     get_agent_memory = _async(get_agent_memory)
     memory_tool_definitions = _async(memory_tool_definitions)
+    report_tool_result = _async(report_tool_result)
 
     @accepts_aliases_async
     @_doc_of(MetaApi.open_session)
@@ -302,8 +305,12 @@ class Session:
     """A host session: the ``meta/session/*`` calls bound to one session key. Open one with
     :meth:`MetaApi.open_session`.
 
-    Each call raises :class:`~meta_memory.errors.InvalidParams` once the key names no open
-    session (closed, reset away, or evicted), besides the errors :class:`MetaApi` names.
+    A session is kept by the runtime's store, not by this object or by one gateway: its key keeps
+    working across a gateway restart and on every gateway of a PostgreSQL deployment. Each call
+    raises :class:`~meta_memory.errors.SessionRefused` (an ``InvalidParams``) once the key names
+    no open session: ``closed``, ``reset`` away, or ``expired`` after
+    ``agent_memory.session_idle_timeout_s`` without a call, besides the errors :class:`MetaApi`
+    names.
 
     Attributes:
         key: the session key (:meth:`reset` moves it to the new session's).
@@ -390,6 +397,24 @@ class Session:
         """
         return self._api._invoke(ops.session_memory_tool(self.key, arguments))
 
+    @accepts_aliases
+    def peer_message(self, sender_session_key: str) -> dict[str, bool]:
+        """Report that the host delivered a message from another agent's session into this one,
+        before the LLM request that reads it. A message from a tainted session taints this one,
+        and so does one from a session the runtime cannot vouch for (unknown, or another
+        caller's): peer messages are no way around the firewall.
+
+        Args:
+            sender_session_key: the key of the sending agent's session.
+
+        Returns:
+            ``tainted``: this session's state after the message.
+
+        Raises:
+            SessionRefused: this session is not open.
+        """
+        return self._api._invoke(ops.session_peer_message(self.key, sender_session_key))
+
     def reset(self) -> str:
         """Start over clean: a new session for the same identity (taint cleared); this object
         moves to its key, and the old key is closed.
@@ -464,6 +489,11 @@ class AsyncSession:
     @_doc_of(Session.memory_tool)
     async def memory_tool(self, arguments: dict[str, Any] | str) -> MemoryToolResult:
         return await self._api._invoke(ops.session_memory_tool(self.key, arguments))
+
+    @accepts_aliases_async
+    @_doc_of(Session.peer_message)
+    async def peer_message(self, sender_session_key: str) -> dict[str, bool]:
+        return await self._api._invoke(ops.session_peer_message(self.key, sender_session_key))
 
     @_doc_of(Session.reset)
     async def reset(self) -> str:

@@ -241,6 +241,9 @@ class AgentMemoryConfig(_Section):
     store: Annotated[str, BeforeValidator(_choice("sqlite", "postgres", "markdown"))] = "sqlite"
     llm_writes: Annotated[str, BeforeValidator(_choice("observed", "quarantined"))] = "observed"
     recorder_tool: Bool = True
+    # Our extension: a host session with no call for this long ends (its taint passes to the
+    # identity's next session); sessions live in the realm store, so nothing else bounds them.
+    session_idle_timeout_s: Annotated[int, BeforeValidator(_int_in(60, 30 * 24 * 3600))] = 24 * 3600
     content_trust: ContentTrustConfig = Field(default_factory=ContentTrustConfig)
     operator_scope: Annotated[str, BeforeValidator(_choice("off", "provisional"))] = "off"
     selector: Annotated[str, BeforeValidator(_selector)] = "off"

@@ -14,6 +14,7 @@ the JSON-RPC wire carry their code and optional ``data``; exactly one function
     ├── InvalidParams                  -32602  a parameter broke a rule; message names it
     │   ├── ConfigError                -32602  configuration refused at load (CLI exit 2)
     │   ├── WriteRefused               -32602  the store validator refused a memory write
+    │   ├── SessionRefused             -32602  a session key names no session the caller may drive
     │   └── GatingDecisionRefused      -32602  a gating decision was refused (meta_memory.gating)
     ├── InternalError                  -32603  a bug or an unexpected I/O fault
     ├── UnknownRecord                  -32001  panel record lookup miss
@@ -45,6 +46,7 @@ __all__ = [
     "ProtocolError",
     "QuarantineReviewRefused",
     "ReadOnly",
+    "SessionRefused",
     "StorageRefused",
     "StoreCorrupt",
     "StoreUnavailable",
@@ -117,6 +119,17 @@ class WriteRefused(InvalidParams):
     def __init__(self, rule: str, message: str) -> None:
         super().__init__(message, data={"kind": "memory_write_refused", "rule": rule})
         self.rule = rule
+
+
+class SessionRefused(InvalidParams):
+    """A session key names no session the caller may drive (-32602). ``reason``: ``unknown`` (never
+    opened, or another caller's: the two are not told apart), ``closed``, ``reset`` (use the key the
+    reset returned) or ``expired`` (idle past ``agent_memory.session_idle_timeout_s``). Open a new
+    session; an expired session's taint passes to it."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message, data={"kind": "session_refused", "reason": reason})
+        self.reason = reason
 
 
 class InternalError(MetaError):
@@ -208,6 +221,7 @@ class QuarantineReviewRefused(MetaError):
 
 _BY_KIND: dict[str, type[MetaError]] = {
     "memory_write_refused": WriteRefused,
+    "session_refused": SessionRefused,
     "memory_quarantine_review_refused": QuarantineReviewRefused,
     "access_denied": AccessDenied,
     "read_only": ReadOnly,
@@ -253,7 +267,7 @@ def error_from_wire(error: Any) -> MetaError:
         exc.code = code
     if isinstance(exc, WriteRefused) and data is not None:
         exc.rule = str(data.get("rule", ""))
-    if isinstance(exc, QuarantineReviewRefused) and data is not None:
+    if isinstance(exc, SessionRefused | QuarantineReviewRefused) and data is not None:
         exc.reason = str(data.get("reason", ""))
     if isinstance(exc, MemoryBackendUnavailable):
         exc.detail = exc.message.removeprefix("Memory backend unavailable: ")

@@ -47,10 +47,12 @@ __all__ = [
     "open_session",
     "recall_agent_memory",
     "remember_agent_memory",
+    "report_tool_result",
     "session_build_context",
     "session_close",
     "session_compact",
     "session_memory_tool",
+    "session_peer_message",
     "session_reset",
     "session_tool_result",
     "session_turn",
@@ -396,6 +398,44 @@ def memory_tool_definitions(format: str = "json_schema") -> Call[list[dict[str, 
     )
 
 
+def report_tool_result(
+    identity: str,
+    tool_name: str,
+    *,
+    realm: str | None = None,
+    provenance: dict[str, Any] | None = None,
+    server_tool: bool = False,
+    is_error: bool = False,
+) -> Call[dict[str, bool]]:
+    """Report a tool result the host is about to hand to ``identity``'s LLM before it has opened
+    a session for it (with a session, use :meth:`~meta_memory.api.Session.tool_result`). An
+    untrusted result taints every session the identity has open in the realm, or, when none is
+    open, is held as pending taint that its next session takes.
+
+    Args:
+        identity: whose LLM reads the result.
+        tool_name: the tool whose result this is.
+        realm: the realm of the identity's sessions (default: the configured ``[agent_memory] realm``).
+        provenance: where the tool's output came from (classified by the config's trust rules).
+        server_tool: a tool the LLM provider ran itself (always untrusted).
+        is_error: the tool failed (an untrusted tool's error is still untrusted content).
+
+    Returns:
+        ``trusted`` (the verdict on this result) and ``tainted``.
+
+    Raises:
+        InvalidParams: a parameter broke a rule.
+    """
+    params = {
+        "identity": identity,
+        "tool_name": tool_name,
+        "server_tool": server_tool,
+        "is_error": is_error,
+        **_drop_none(realm=realm, provenance=provenance),
+    }
+    return Call("meta/session/tool_result", params, dict)
+
+
 def status() -> Call[dict[str, Any]]:
     """The runtime's status.
 
@@ -625,6 +665,11 @@ def session_tool_result(
 def session_memory_tool(key: str, arguments: dict[str, Any] | str) -> Call[MemoryToolResult]:
     """``meta/session/memory_tool``: the tool result for the LLM."""
     return _session("memory_tool", key, lambda r: MemoryToolResult(**r), arguments=arguments)
+
+
+def session_peer_message(key: str, sender_session_key: str) -> Call[dict[str, bool]]:
+    """``meta/session/peer_message``: ``{tainted}``."""
+    return _session("peer_message", key, dict, sender_session_key=sender_session_key)
 
 
 def session_reset(key: str) -> Call[str]:

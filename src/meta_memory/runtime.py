@@ -159,7 +159,7 @@ class MetaRuntime:
             raise
         sessions = review = None
         if agent_memory is not None:
-            sessions = SessionManager(agent_memory, config.agent_memory, events)
+            sessions = SessionManager(agent_memory, config.agent_memory, events, clock)
             review = QuarantineReview(agent_memory, events)
         steward = scheduler = None
         if agent_memory is not None:

@@ -54,6 +54,7 @@ def test_the_package_exports_exactly_its_public_surface() -> None:
             "CapabilityUnavailable",
             "ReadOnly",
             "MemoryBackendUnavailable",
+            "SessionRefused",
             "StorageRefused",
             "StoreCorrupt",
             "StoreUnavailable",

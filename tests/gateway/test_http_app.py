@@ -95,6 +95,7 @@ def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: 
             "build_context",
             "turn",
             "tool_result",
+            "peer_message",
             "memory_tool",
             "reset",
             "compact",

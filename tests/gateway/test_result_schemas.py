@@ -68,6 +68,8 @@ def test_every_method_returns_what_its_signature_declares(tmp_path: Path) -> Non
         call("meta/session/turn", {**session, "message": "how do deploys get approved?"})
         call("meta/session/tool_definitions", {"format": "openai"})
         call("meta/session/tool_result", {**session, "tool_name": "web_fetch"})
+        peer = call("meta/session/open", {"identity": "scout"})["session_key"]
+        call("meta/session/peer_message", {**session, "sender_session_key": peer})
         call(
             "meta/session/memory_tool",  # tainted by web_fetch: quarantined
             {**session, "arguments": {"action": "remember", "title": "Seen", "body": "From the web."}},

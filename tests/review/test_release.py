@@ -139,13 +139,13 @@ def test_a_decision_leaves_session_taint_alone_so_later_writes_of_that_session_q
     session = observed_desk.meta.open_session(IDENTITY)
     session.tool_result("web_fetch")
     origin = observed_desk.quarantine("Shell", "Lead uses zsh.", session=session)
-    tracker = observed_desk.meta.runtime.sessions.tracker
-    before = (tracker.taint_of(session.key), tracker.is_reset_boundary(session.key))
+    row = observed_desk.store.session(session.key)
+    assert row is not None and row.taint == "tool web_fetch"
 
     decision = observed_desk.decide(origin.id, "release")["decision"]
 
     assert decision["review"]["quarantine_reason"] == "session tainted by tool web_fetch"
-    assert (tracker.taint_of(session.key), tracker.is_reset_boundary(session.key)) == before
+    assert observed_desk.store.session(session.key) == row
     again = observed_desk.quarantine("Pager", "Lead carries the pager.", session=session)
     assert again.quarantine_reason == "session tainted by tool web_fetch"
     clean = observed_desk.meta.open_session(IDENTITY).memory_tool(

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from meta_memory.access import hash_token
+from meta_memory.sessions import new_session_key
 
 from .conftest import (
     APP_TOKEN,
@@ -146,18 +147,23 @@ def test_a_session_answers_only_to_the_key_that_opened_it(serve: object) -> None
     gateway: Served = serve(TOKENS_TOML)  # type: ignore[operator]
     opened = gateway.rpc("meta/session/open", {"identity": "alice", "realm": "tenant-a"}, token=TENANT_TOKEN)
     key = opened["result"]["session_key"]
-    for token in (OTHER_TENANT_TOKEN, APP_TOKEN):
-        error = gateway.rpc("meta/session/turn", {"session_key": key, "message": "hi"}, token=token)["error"]
-        assert error["code"] == -32602 and "unknown session_key" in error["message"]
+    never_opened = new_session_key("tenant-a")
+    # Another key gets the same answer for this session as for one never opened: nothing leaks.
+    for token, code in ((OTHER_TENANT_TOKEN, -32030), (APP_TOKEN, -32602)):
+        answers = [
+            gateway.rpc("meta/session/turn", {"session_key": k, "message": "hi"}, token=token)["error"]
+            for k in (key, never_opened)
+        ]
+        assert [(e["code"], e["data"]) for e in answers] == [(answers[0]["code"], answers[0]["data"])] * 2
+        assert answers[0]["code"] == code
+    assert "unknown session_key" in answers[0]["message"]
     assert "result" in gateway.rpc(
         "meta/session/turn", {"session_key": key, "message": "hi"}, token=TENANT_TOKEN
     )
     reset = gateway.rpc("meta/session/reset", {"session_key": key}, token=TENANT_TOKEN)["result"][
         "session_key"
     ]
-    error = gateway.rpc("meta/session/build_context", {"session_key": reset}, token=OTHER_TENANT_TOKEN)[
-        "error"
-    ]
+    error = gateway.rpc("meta/session/build_context", {"session_key": reset}, token=APP_TOKEN)["error"]
     assert "unknown session_key" in error["message"]  # the reset session keeps its owner
     refused = gateway.rpc("meta/session/open", {"identity": "alice", "realm": "tenant-b"}, token=TENANT_TOKEN)
     assert refused["error"]["code"] == -32030

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from meta_memory import CapabilityUnavailable, InvalidParams, MetaHandle
+from meta_memory import CapabilityUnavailable, InvalidParams, MetaHandle, SessionRefused
+from meta_memory.sessions import new_session_key
 
 TOKEN = re.compile(r"\[mem-token: ([0-9a-f]{32})\]")
 
@@ -112,17 +113,19 @@ def test_reset_moves_the_session_to_a_new_key_with_a_new_nonce_and_a_fresh_budge
     assert len(injected) == 1
     assert old_text is not None and new_text is not None
     assert TOKEN.findall(old_text) != TOKEN.findall(new_text)
-    with pytest.raises(InvalidParams, match="unknown session_key") as caught:
+    with pytest.raises(SessionRefused, match="was reset: use the key meta/session/reset returned") as caught:
         meta.call("meta/session/turn", {"session_key": old_key, "message": "hi"})
     assert caught.value.code == -32602
+    assert caught.value.data == {"kind": "session_refused", "reason": "reset"}
 
 
 def test_a_closed_session_key_is_refused_afterwards(meta: MetaHandle) -> None:
     session = meta.open_session("alice")
     session.close()
 
-    with pytest.raises(InvalidParams, match=f"unknown session_key '{session.key}'"):
+    with pytest.raises(SessionRefused, match=f"session_key '{session.key}' was closed") as caught:
         session.build_context()
+    assert caught.value.reason == "closed"
 
 
 @pytest.mark.parametrize(
@@ -140,11 +143,14 @@ def test_a_closed_session_key_is_refused_afterwards(meta: MetaHandle) -> None:
 def test_an_unknown_session_key_is_invalid_params_on_every_session_method(
     meta: MetaHandle, method: str, extra: dict[str, Any]
 ) -> None:
-    with pytest.raises(InvalidParams) as caught:
-        meta.call(f"meta/session/{method}", {"session_key": "sess-never-opened", **extra})
+    never_opened = new_session_key("default")
+    for key in ("sess-never-opened", never_opened, never_opened.replace(".default", ".other-realm")):
+        with pytest.raises(SessionRefused) as caught:
+            meta.call(f"meta/session/{method}", {"session_key": key, **extra})
 
-    assert caught.value.code == -32602
-    assert caught.value.message == "unknown session_key 'sess-never-opened' (closed, reset, or never opened)"
+        assert caught.value.code == -32602
+        assert caught.value.message == f"unknown session_key '{key}' (never opened, or not this caller's)"
+        assert caught.value.data == {"kind": "session_refused", "reason": "unknown"}
 
 
 @pytest.mark.parametrize("params", [{}, {"session_key": ""}, {"session_key": 7}, None])

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from meta_memory import InvalidParams, MetaHandle
+from meta_memory import InvalidParams, MetaHandle, SessionRefused
 from meta_memory.clock import ManualClock
 
 TRUST = {"trusted_mcp_servers": ["kg"], "untrusted_tools": ["scrape_page"], "trusted_tools": ["internal_db"]}
@@ -138,7 +138,7 @@ def test_reset_starts_a_clean_session_and_marks_the_old_one_a_reset_boundary(
         (e["data"]["kind"], e["data"]["session_key"]) for e in events_of(meta, "memory.taint.transition")
     ]
     assert kinds == [("tainted", old_key), ("reset_boundary", old_key), ("rotated_clean", new_key)]
-    with pytest.raises(InvalidParams, match="unknown session_key"):
+    with pytest.raises(SessionRefused, match="was reset"):
         meta.call("meta/session/memory_tool", {"session_key": old_key, "arguments": NOTE})
 
 

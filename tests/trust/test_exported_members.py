@@ -10,12 +10,12 @@ def test_trust_package_exports_exactly_its_public_api() -> None:
         "ALWAYS_UNTRUSTED_TOOLS",
         "Classification",
         "ContentTrustPolicy",
-        "DEFAULT_MAX_TRACKED",
         "LLM_WRITES_POSTURES",
         "MCP_QUALIFIED_PREFIX",
         "QUARANTINED_POLICY_REASON",
+        "SessionTaint",
         "TAINT_TRANSITION_EVENT",
-        "TaintTracker",
+        "TaintChange",
         "ToolProvenance",
         "WRITE_QUARANTINED_EVENT",
         "WriteGate",
@@ -25,9 +25,8 @@ def test_trust_package_exports_exactly_its_public_api() -> None:
     assert all(hasattr(trust, name) for name in trust.__all__)
 
 
-def test_the_builtin_names_cap_and_event_types_are_the_reference_values() -> None:
+def test_the_builtin_names_and_event_types_are_the_reference_values() -> None:
     assert frozenset({"web_search", "web_fetch", "fetch", "http_request"}) == trust.ALWAYS_UNTRUSTED_TOOLS
-    assert trust.DEFAULT_MAX_TRACKED == 4096
     assert trust.TAINT_TRANSITION_EVENT == "memory.taint.transition"
     assert trust.WRITE_QUARANTINED_EVENT == "memory.write.quarantined"
     assert trust.QUARANTINED_POLICY_REASON == "llm_writes=quarantined policy"

@@ -33,6 +33,7 @@ import type {
   MemoryToolResult,
   OpenRpcDocument,
   OpenSessionParams,
+  PeerMessageResult,
   RecallAgentMemoryParams,
   RecallAgentMemoryResult,
   RememberAgentMemoryParams,
@@ -360,6 +361,16 @@ export class Session {
       { ...params, sessionKey: this.key },
       options,
     )) as ToolResultResult;
+  }
+
+  /** Report a message the host delivered from another agent's session into this one, before the
+   * LLM reads it: a tainted sender (or one the gateway cannot vouch for) taints this session. */
+  async peerMessage(senderSessionKey: string, options?: RequestOptions): Promise<PeerMessageResult> {
+    return (await this.client.request(
+      "meta/session/peer_message",
+      { sessionKey: this.key, senderSessionKey },
+      options,
+    )) as PeerMessageResult;
   }
 
   /** Run the LLM's `memory` tool call; bad arguments come back as `isError` content. */

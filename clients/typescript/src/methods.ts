@@ -107,7 +107,7 @@ export const METHODS = {
   "meta/session/build_context": { params: ["session_key"], required: ["session_key"], idempotent: false },
   "meta/session/turn": { params: ["session_key", "message"], required: ["session_key", "message"], idempotent: false },
   "meta/session/tool_result": {
-    params: ["session_key", "identity", "tool_name", "provenance", "server_tool", "is_error"],
+    params: ["session_key", "identity", "realm", "tool_name", "provenance", "server_tool", "is_error"],
     required: ["tool_name"],
     idempotent: false,
     opaqueParams: ["provenance"],
@@ -117,6 +117,11 @@ export const METHODS = {
     required: ["session_key", "arguments"],
     idempotent: false,
     opaqueParams: ["arguments"],
+  },
+  "meta/session/peer_message": {
+    params: ["session_key", "sender_session_key"],
+    required: ["session_key", "sender_session_key"],
+    idempotent: false,
   },
   "meta/session/reset": { params: ["session_key"], required: ["session_key"], idempotent: false },
   "meta/session/compact": { params: ["session_key"], required: ["session_key"], idempotent: false },
@@ -192,7 +197,8 @@ interface ParamsByMethod {
   "meta/session/open": OpenSessionParams;
   "meta/session/build_context": SessionBound<None>;
   "meta/session/turn": SessionBound<{ message: string }>;
-  "meta/session/tool_result": ToolResultParams & { sessionKey?: string; identity?: string };
+  "meta/session/tool_result": ToolResultParams & { sessionKey?: string; identity?: string; realm?: string };
+  "meta/session/peer_message": SessionBound<{ senderSessionKey: string }>;
   "meta/session/memory_tool": SessionBound<{ arguments: MemoryToolArguments }>;
   "meta/session/reset": SessionBound<None>;
   "meta/session/compact": SessionBound<None>;

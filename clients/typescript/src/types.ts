@@ -240,9 +240,17 @@ export interface ToolResultParams {
   isError?: boolean;
 }
 
-/** A tool result reported for an identity before the host opened a session (pending taint). */
+/** A tool result reported for an identity before the host opened a session: it taints the
+ * identity's open sessions in the realm, else it is held as pending taint for its next one. */
 export interface ReportToolResultParams extends ToolResultParams {
   identity: string;
+  /** Default: the gateway's `[agent_memory] realm`. */
+  realm?: string;
+}
+
+export interface PeerMessageResult {
+  /** Whether the receiving session is tainted now. */
+  tainted: boolean;
 }
 
 export interface ToolResultResult {

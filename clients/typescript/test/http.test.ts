@@ -205,9 +205,20 @@ describe("MetaClient over HTTP", () => {
     assert.deepEqual(await session.close(), { closed: true });
     await assert.rejects(session.turn("still there?"), (e: unknown) => e instanceof MetaError && e.code === -32602);
 
-    // A taint reported before any session exists, for the identity.
-    const early = await client.toolResult({ identity: "assistant:early", toolName: "web_fetch" });
+    // A taint reported before any session exists, for the identity (in its realm).
+    const early = await client.toolResult({ identity: "assistant:early", realm: "lab", toolName: "web_fetch" });
     assert.deepEqual(early, { trusted: false, tainted: true });
+    const inherited = await client.openSession({ identity: "assistant:early", realm: "lab" });
+    const held = await inherited.memoryTool({ action: "remember", title: "Early", body: "Read before the session." });
+    assert.equal(held.outcome, "quarantined");
+
+    // A message from a tainted peer session taints the receiver; the ended key says why it ended.
+    const receiver = await client.openSession({ identity: "assistant:writer" });
+    assert.deepEqual(await receiver.peerMessage(inherited.key), { tainted: true });
+    await assert.rejects(
+      session.buildContext(),
+      (e: unknown) => e instanceof MetaError && e.code === -32602 && (e.data as { reason?: string })?.reason === "closed",
+    );
   });
 
   it("hands out the memory tool definitions in the provider's own keys", async () => {

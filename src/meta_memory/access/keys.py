@@ -38,6 +38,7 @@ APP_KEY_SCOPE: Mapping[str, KeyScope] = MappingProxyType(
         "meta/session/turn": "session",
         "meta/session/tool_result": "session",
         "meta/session/memory_tool": "session",
+        "meta/session/peer_message": "session",
         "meta/session/reset": "session",
         "meta/session/compact": "session",
         "meta/session/close": "session",

@@ -55,18 +55,22 @@ from ..recorder import anthropic_tool, mcp_tool_definition, openai_responses_too
 from ..review import DecideParams, parse_decide_params
 from ..runtime import MetaRuntime
 from ..sessions import (
+    TRUSTED,
+    Caller,
     MemoryToolParams,
     OpenSessionParams,
+    PeerMessageParams,
     SessionManager,
     SessionRef,
     ToolResultParams,
     TurnParams,
     parse_memory_tool,
     parse_open,
+    parse_peer_message,
     parse_session_ref,
     parse_tool_result,
     parse_turn,
-    unknown_session,
+    realm_of_key,
 )
 from ..steward import DreamParams, parse_dream_params
 from ..storage.census import AGENT_MEMORY_DISABLED, CALLER_EVENT_SINK, StorageCensus, runtime_census
@@ -160,22 +164,24 @@ def _authorize_application(runtime: MetaRuntime, method: Method, request: Any, c
         realm = request.realm
     elif scope == "session":
         key = request.session_key
-        session = runtime.sessions.peek(key) if runtime.sessions is not None and key is not None else None
-        if session is None:
-            if key is None:  # a tool result for an identity before it has a session
-                realm = runtime.config.agent_memory.realm
-            else:
-                return  # the handler refuses the key (-32602)
+        if key is None:  # a tool result for an identity before it has a session
+            realm = request.realm
         else:
-            if session.owner != principal.subject:
-                raise unknown_session(session.key)
-            realm = session.realm
+            # The key names its realm; the handler checks that the session is the caller's own.
+            realm = realm_of_key(key)
+            if realm is None:
+                return  # names no session: the handler refuses it (-32602)
     refuse_outside_realms(principal, method.name, realm)
 
 
 def _confined(ctx: CallContext) -> bool:
     """An application key confined to some realms (a tenant's), over HTTP."""
     return ctx.surface == SDK and ctx.remote and principal_of(ctx).realms is not None
+
+
+def caller_of(ctx: CallContext) -> Caller:
+    """Who drives a host session: over HTTP the authenticated subject, else a trusted channel."""
+    return Caller(remote=True, subject=principal_of(ctx).subject) if ctx.remote else TRUSTED
 
 
 def principal_of(ctx: CallContext) -> Principal:
@@ -339,32 +345,34 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
         return runtime.sessions
 
     def session_open(p: OpenSessionParams, ctx: CallContext) -> dict[str, Any]:
-        owner = principal_of(ctx).subject if ctx.remote else None
-        session = sessions().open(p, owner=owner)
+        session = sessions().open(p, caller_of(ctx))
         return {"session_key": session.key, "identity": session.identity, "realm": session.realm}
 
     def session_build_context(p: SessionRef, ctx: CallContext) -> dict[str, Any]:
-        result = sessions().build_context(p)
+        result = sessions().build_context(p, caller_of(ctx))
         return {"text": result.text, "injected": list(result.injected)}
 
     def session_turn(p: TurnParams, ctx: CallContext) -> dict[str, Any]:
-        text, result = sessions().turn(p)
+        text, result = sessions().turn(p, caller_of(ctx))
         return {"text": text, "injected": list(result.injected)}
 
     def session_tool_result(p: ToolResultParams, ctx: CallContext) -> dict[str, Any]:
-        return sessions().tool_result(p)
+        return sessions().tool_result(p, caller_of(ctx))
+
+    def session_peer_message(p: PeerMessageParams, ctx: CallContext) -> dict[str, Any]:
+        return sessions().peer_message(p, caller_of(ctx))
 
     def session_memory_tool(p: MemoryToolParams, ctx: CallContext) -> dict[str, Any]:
-        return sessions().memory_tool(p).to_wire()
+        return sessions().memory_tool(p, caller_of(ctx)).to_wire()
 
     def session_reset(p: SessionRef, ctx: CallContext) -> dict[str, Any]:
-        return {"session_key": sessions().reset(p).key}
+        return {"session_key": sessions().reset(p, caller_of(ctx)).key}
 
     def session_compact(p: SessionRef, ctx: CallContext) -> dict[str, Any]:
-        return {"session_key": sessions().compact(p).key}
+        return {"session_key": sessions().compact(p, caller_of(ctx)).key}
 
     def session_close(p: SessionRef, ctx: CallContext) -> dict[str, Any]:
-        sessions().close(p)
+        sessions().close(p, caller_of(ctx))
         return {"closed": True}
 
     def session_tool_definitions(fmt: str, ctx: CallContext) -> dict[str, Any]:
@@ -463,6 +471,9 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
     def open_params(params: Any) -> OpenSessionParams:
         return parse_open(params, default_realm=am.realm)
 
+    def tool_result_params(params: Any) -> ToolResultParams:
+        return parse_tool_result(params, default_realm=am.realm)
+
     def decide_params(params: Any) -> DecideParams:
         return parse_decide_params(params, default_realm=am.realm)
 
@@ -516,7 +527,14 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             Method(
                 "meta/session/tool_result",
                 session_tool_result,
-                parse_tool_result,
+                tool_result_params,
+                surfaces=SDK_ONLY,
+                available=has_agent_memory,
+            ),
+            Method(
+                "meta/session/peer_message",
+                session_peer_message,
+                parse_peer_message,
                 surfaces=SDK_ONLY,
                 available=has_agent_memory,
             ),

@@ -29,6 +29,7 @@ from ..memory.params import (
 from ..memory.records import RecordKind, ScopeKind, Status
 from ..memory.validator import BODY_MAX_BYTES, TAG_MAX_BYTES, TAGS_MAX, TITLE_MAX_BYTES
 from ..names import REALM_MAX_BYTES
+from ..sessions.params import MAX_SESSION_KEY_BYTES
 from ..timeline import QUERY_LIMIT_MAX
 
 __all__ = ["Param", "Params", "Schema"]
@@ -213,7 +214,11 @@ TAGS = Param(
         max_items=TAGS_MAX,
     ),
 )
-SESSION_KEY = Param("session_key", text("A session key from `meta/session/open`."), required=True)
+SESSION_KEY = Param(
+    "session_key",
+    text("A session key from `meta/session/open`.", max_bytes=MAX_SESSION_KEY_BYTES),
+    required=True,
+)
 LIMIT_NOTE = "Out-of-range values are clamped into the range."
 
 RECORD = obj(
@@ -553,8 +558,16 @@ PROVENANCE = obj(
 )
 SESSION_TOOL_RESULT = Params(
     (
-        Param("session_key", text("The session; omit it (and give `identity`) before the host has one.")),
+        Param(
+            "session_key",
+            text(
+                "The session; omit it (and give `identity`, and `realm` if not the default) before the "
+                "host has one.",
+                max_bytes=MAX_SESSION_KEY_BYTES,
+            ),
+        ),
         OPTIONAL_IDENTITY,
+        REALM,
         Param("tool_name", text("The tool whose result this is."), required=True),
         Param("provenance", PROVENANCE),
         Param("server_tool", boolean("A tool the LLM provider ran.", default=False)),
@@ -586,6 +599,23 @@ MEMORY_TOOL_RESULT = obj(
     required=("content", "is_error", "outcome"),
 )
 CLOSED_RESULT = obj({"closed": boolean()}, required=("closed",))
+SESSION_PEER_MESSAGE = Params(
+    (
+        SESSION_KEY,
+        Param(
+            "sender_session_key",
+            text(
+                "The session of the agent whose message the host delivered into this one.",
+                max_bytes=MAX_SESSION_KEY_BYTES,
+            ),
+            required=True,
+        ),
+    ),
+    example={"session_key": "<key>", "sender_session_key": "<another key>"},
+)
+PEER_MESSAGE_RESULT = obj(
+    {"tainted": boolean("Whether the receiving session is tainted now.")}, required=("tainted",)
+)
 TOOL_DEFINITIONS = Params(
     (
         Param(
@@ -806,6 +836,11 @@ SIGNATURES: Mapping[str, Signature] = {
     ),
     "meta/session/memory_tool": Signature(
         SESSION_MEMORY_TOOL, MEMORY_TOOL_RESULT, "Run the LLM's `memory` tool call for the session."
+    ),
+    "meta/session/peer_message": Signature(
+        SESSION_PEER_MESSAGE,
+        PEER_MESSAGE_RESULT,
+        "Report a peer agent's message delivered into the session (a tainted or unknown sender taints it).",
     ),
     "meta/session/reset": Signature(SESSION_REF, SESSION_KEY_RESULT, "Start the session over, clean."),
     "meta/session/compact": Signature(SESSION_REF, SESSION_KEY_RESULT, "Compact the session's context."),

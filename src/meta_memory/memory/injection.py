@@ -251,6 +251,14 @@ class SessionInjectionBudget:
         self._injected: set[str] = set()
         self._used_bytes = 0
 
+    @classmethod
+    def restored(cls, injected: Iterable[str], used_bytes: int) -> SessionInjectionBudget:
+        """The budget of a session as its store keeps it (ids injected, bytes used)."""
+        budget = cls()
+        budget._injected.update(injected)
+        budget._used_bytes = used_bytes
+        return budget
+
     @property
     def injected_ids(self) -> frozenset[str]:
         return frozenset(self._injected)

@@ -5,7 +5,8 @@ Every backend (the SQLite realm files, PostgreSQL) returns these same types, so 
 review rules and the steward never see a backend's own row format. The panel's list rows are
 body-free: a record's size is ``body_bytes`` (its UTF-8 length); agent memory's listing
 (:class:`FullRecordsPage`) carries whole records. A gated promotion's ``stage_token`` stays with
-the steward, never on the wire.
+the steward, never on the wire. A host session is a :class:`SessionRow`: sessions are data of the
+realm store, not objects of one gateway.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "RecordRow",
     "RecordsPage",
     "ScopeCounts",
+    "SessionRow",
     "VerdictRow",
     "record_key",
 ]
@@ -332,3 +334,41 @@ class ProposalState:
     scope_key: str
     status: str
     tainted: bool
+
+
+# -- host sessions -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """One host session as the realm store keeps it, open or ended.
+
+    ``taint`` is the source of the first untrusted content the session ingested (``None`` while it
+    is clean); ``boundary`` marks a session a ``reset`` left. ``ended`` is ``None`` while the
+    session is open, else why it ended: ``closed``, ``reset`` or ``expired`` (idle past the
+    configured timeout). ``used_bytes`` and ``injected`` are its injection budget (REFERENCE 3.5),
+    ``epoch`` counts its compactions (a budget charge from before one is dropped). ``owner`` is the
+    authenticated subject that opened it over HTTP, ``None`` on the trusted channels. ``pending`` is
+    not the session's own: the pending taint its identity held when the row was read (read with it,
+    never written with it).
+    """
+
+    key: str
+    identity: str
+    mob: str | None
+    owner: str | None
+    nonce: str
+    opened_at_ms: int
+    seen_at_ms: int
+    taint: str | None = None
+    boundary: bool = False
+    ended: str | None = None
+    ended_at_ms: int | None = None
+    used_bytes: int = 0
+    injected: tuple[str, ...] = ()
+    epoch: int = 0
+    pending: str | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self.ended is None

@@ -13,10 +13,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from ..clock import Clock
 from ..config import AgentMemoryConfig
@@ -56,6 +58,8 @@ from .records import (
 from .rows import InjectionRow
 from .store import RealmStore, RealmStoreFactory
 from .validator import CreateOp, WriteBatch, validate_fields, validate_provenance
+
+T = TypeVar("T")
 
 __all__ = ["AgentDraft", "AgentMemory", "InjectionResult"]
 
@@ -201,7 +205,7 @@ class AgentMemory:
         Raises:
             AccessDenied: ``gate`` refuses the identity ``p`` names.
         """
-        return manage.list_page(self._existing(p.realm), p, gate)
+        return manage.list_page(self.existing_store(p.realm), p, gate)
 
     def get_record(self, p: GetParams, *, gate: RecordGate | None = None) -> RecordLookup:
         """One record by id, with the id of its current successor.
@@ -210,9 +214,9 @@ class AgentMemory:
             UnknownRecord: no such record (in the identity's scope, when ``p`` names one).
             AccessDenied: ``gate`` may not read it.
         """
-        return manage.get(self._existing(p.realm), p, gate)
+        return manage.get(self.existing_store(p.realm), p, gate)
 
-    def _existing(self, realm: str) -> RealmStore | None:
+    def existing_store(self, realm: str) -> RealmStore | None:
         """The realm's store when it has one; a read never creates a realm."""
         if realm in self._stores or self.has_realm(realm):
             return self.store(realm)
@@ -367,6 +371,7 @@ class AgentMemory:
         query_text: str | None,
         query_terms: tuple[str, ...] = (),
         selection: str | None = None,
+        started: float | None = None,
     ) -> InjectionResult:
         """Automatic injection for a build or a turn, bounded by ``recall_timeout_ms``.
 
@@ -385,7 +390,10 @@ class AgentMemory:
             lexical_fallback=True,
         )
         budget_s = self.config.recall_timeout_ms / 1000
-        started = time.monotonic()
+        # ``started``: when the caller's turn began (time.monotonic()), if finding its session
+        # already spent some of the budget.
+        started = time.monotonic() if started is None else started
+        budget_s = max(0.0, budget_s - (time.monotonic() - started))
         try:
             future = self._pool.submit(self._recall_in, realm, query)
             store, records = future.result(timeout=budget_s)
@@ -418,6 +426,17 @@ class AgentMemory:
         except FutureTimeout:
             log.info("recording %d injection(s) for %s continues in the background", len(rows), identity)
         return InjectionResult(rendered.text, tuple(rendered.injected_ids))
+
+    def within_budget(self, call: Callable[[], T], timeout_s: float | None = None) -> T:
+        """``call()`` on the recall pool, waited for at most ``timeout_s`` (default:
+        ``recall_timeout_ms``, as automatic recall is).
+
+        Raises:
+            concurrent.futures.TimeoutError: it did not finish in time (it goes on in the
+                background); whatever ``call`` raised, otherwise.
+        """
+        timeout = self.config.recall_timeout_ms / 1000 if timeout_s is None else timeout_s
+        return self._pool.submit(call).result(timeout=timeout)
 
     def _recall_in(self, realm: str, query: RecallQuery) -> tuple[RealmStore, list[Record]]:
         store = self.store(realm)  # opening a realm may itself wait on the store

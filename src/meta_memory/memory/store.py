@@ -4,7 +4,10 @@ One :class:`RealmStore` holds one realm. Writes go through a unit of work,
 :meth:`RealmStore.transaction`: a :class:`RealmTxn` gives every write a subsystem makes (apply a
 batch through the one validator with its audit rows, savepoints, the review evidence, proposals,
 harvests, dream runs, usage verdicts, gated promotions) inside one transaction that commits or
-rolls back whole. Reads come as three protocols: recall's and agent memory's listing
+rolls back whole. Host sessions (their taint, boundaries and budgets) and identities' pending taint
+are rows of the realm store too, changed through a :class:`SessionTxn`
+(:meth:`RealmStore.session_txn`), so every gateway of a deployment sees the same sessions and a
+restart forgets none. Reads come as three protocols: recall's and agent memory's listing
 (:class:`RealmStore` itself), the panel's (:class:`PanelReads`) and the steward's
 (:class:`StewardReads`), every row in the domain's own types (rows.py). A
 :class:`RealmStoreFactory` opens realms for agent memory.
@@ -43,11 +46,20 @@ from .rows import (
     RecordRow,
     RecordsPage,
     ScopeCounts,
+    SessionRow,
     VerdictRow,
 )
 from .validator import WriteBatch
 
-__all__ = ["PanelReads", "RealmStore", "RealmStoreFactory", "RealmTxn", "StewardReads"]
+__all__ = [
+    "PanelReads",
+    "RealmStore",
+    "RealmStoreFactory",
+    "RealmTxn",
+    "SessionReads",
+    "SessionTxn",
+    "StewardReads",
+]
 
 
 class RealmTxn(Protocol):
@@ -159,6 +171,66 @@ class RealmTxn(Protocol):
         ...
 
 
+class SessionTxn(Protocol):
+    """One transaction over a realm's host sessions and pending taint (obtained from
+    :meth:`RealmStore.session_txn`). Session transactions of one realm serialize, on every gateway
+    of a deployment; what one commits is durable before the call that made it returns."""
+
+    def now_ms(self) -> int:
+        """The store's clock."""
+        ...
+
+    def session(self, key: str) -> SessionRow | None:
+        """The session ``key`` names, open or ended, or ``None``."""
+        ...
+
+    def put_session(self, row: SessionRow) -> None:
+        """Insert ``row``, or replace the row of its key."""
+        ...
+
+    def open_sessions_of(self, identity: str) -> list[SessionRow]:
+        """``identity``'s open sessions, oldest first."""
+        ...
+
+    def take_pending(self, identity: str) -> str | None:
+        """Remove and return ``identity``'s pending taint (its source), if it holds any."""
+        ...
+
+    def hold_pending(self, identity: str, source: str) -> bool:
+        """Hold ``source`` as ``identity``'s pending taint; ``False`` (nothing changed) when the
+        identity already holds some (the first source is kept)."""
+        ...
+
+    def idle_sessions(self, seen_before_ms: int, limit: int) -> list[SessionRow]:
+        """Up to ``limit`` open sessions last seen before ``seen_before_ms``, least recent first."""
+        ...
+
+    def drop_ended(self, ended_before_ms: int, limit: int) -> int:
+        """Delete up to ``limit`` sessions that ended before ``ended_before_ms``; how many went."""
+        ...
+
+
+class SessionReads(Protocol):
+    """Host-session reads outside a session transaction (each sees every committed change)."""
+
+    def session(self, key: str) -> SessionRow | None:
+        """The session ``key`` names, open or ended (with its identity's pending taint read in
+        the same statement, as ``pending``), or ``None``."""
+        ...
+
+    def pending_taint(self, identity: str) -> str | None:
+        """The source of ``identity``'s pending taint, if it holds any."""
+        ...
+
+    def session_txn(self) -> AbstractContextManager[SessionTxn]:
+        """One session transaction (committed when the block ends, rolled back if it raises)."""
+        ...
+
+    def touch_session(self, key: str, seen_at_ms: int) -> None:
+        """Move an open session's last-seen time forward to ``seen_at_ms`` (never back)."""
+        ...
+
+
 class PanelReads(Protocol):
     """One realm as the console's panel reads it. Every list is newest first, at most ``limit``.
     ``records_page`` returns rows strictly past the cursor it is given, and a ``next_cursor``
@@ -235,9 +307,9 @@ class StewardReads(Protocol):
         ...
 
 
-class RealmStore(PanelReads, StewardReads, Protocol):
-    """One realm's storage: the unit of work for writes, and the reads of recall, the panel and
-    the steward."""
+class RealmStore(PanelReads, StewardReads, SessionReads, Protocol):
+    """One realm's storage: the unit of work for writes, host sessions, and the reads of recall,
+    the panel and the steward."""
 
     realm: str
 

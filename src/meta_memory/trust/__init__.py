@@ -1,6 +1,6 @@
 """The memory firewall's decision core: content-trust classification of tool results, session-sticky
 taint, and the write gate that quarantines LLM-authored writes. ``classify`` holds the precedence table
-(REFERENCE 4.2), ``taint`` the per-session facts and their transition events (4.3), ``gate`` the write
+(REFERENCE 4.2), ``taint`` the transitions of the per-session facts the realm store keeps (4.3), ``gate`` the write
 posture and the quarantine event (4.4). Nothing here stores records or speaks JSON-RPC.
 """
 
@@ -21,11 +21,10 @@ from .gate import (
     WriteGate,
     emit_quarantined,
 )
-from .taint import DEFAULT_MAX_TRACKED, TAINT_TRANSITION_EVENT, TaintTracker
+from .taint import TAINT_TRANSITION_EVENT, SessionTaint, TaintChange
 
 __all__ = [
     "ALWAYS_UNTRUSTED_TOOLS",
-    "DEFAULT_MAX_TRACKED",
     "LLM_WRITES_POSTURES",
     "MCP_QUALIFIED_PREFIX",
     "QUARANTINED_POLICY_REASON",
@@ -33,7 +32,8 @@ __all__ = [
     "WRITE_QUARANTINED_EVENT",
     "Classification",
     "ContentTrustPolicy",
-    "TaintTracker",
+    "SessionTaint",
+    "TaintChange",
     "ToolProvenance",
     "WriteGate",
     "classify",

@@ -5,7 +5,7 @@ This module owns the write posture of REFERENCE 4.4 (``agent_memory.llm_writes``
 Under ``"quarantined"`` every LLM-authored write is, except a steward's review batch, which is the review
 that posture defers to. Under ``"observed"`` an agent's write quarantines when its session is tainted.
 Under either posture any LLM-authored write, the steward's included, quarantines when a session it cites
-as evidence is tainted or was left by a reset. The decision is made once per batch and applies to every
+as evidence is tainted, was left by a reset, or is unknown to the store. The decision is made once per batch and applies to every
 create and supersede in it; the caller stores the records ``quarantined`` with the returned reason.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from ..errors import ConfigError
 from ..events import SYSTEM_IDENTITY, EventSink
 from ..memory.records import Author
-from .taint import TaintTracker
+from ..memory.rows import SessionRow
 
 __all__ = [
     "LLM_WRITES_POSTURES",
@@ -45,10 +45,11 @@ def emit_quarantined(events: EventSink, *, realm: str, author: Author, reason: s
 
 
 class WriteGate:
-    """The store-seam gate every memory write passes, whoever issues it.
+    """The gate every LLM memory write passes, whoever issues it. It decides from facts the caller
+    read from the realm store (the writing session's taint, the evidence sessions' rows); it
+    reads and stores nothing itself.
 
     Args:
-        tracker: the session taint facts.
         events: where ``memory.write.quarantined`` goes.
         llm_writes: the posture, ``"observed"`` or ``"quarantined"``.
 
@@ -56,10 +57,9 @@ class WriteGate:
         ConfigError: ``llm_writes`` is not a known posture.
     """
 
-    def __init__(self, tracker: TaintTracker, events: EventSink, *, llm_writes: str) -> None:
+    def __init__(self, events: EventSink, *, llm_writes: str) -> None:
         if llm_writes not in LLM_WRITES_POSTURES:
             raise ConfigError(f"llm_writes must be one of: observed, quarantined (got {llm_writes!r})")
-        self._tracker = tracker
         self._events = events
         self.llm_writes = llm_writes
 
@@ -67,33 +67,35 @@ class WriteGate:
         self,
         *,
         author: Author,
-        session_key: str | None,
-        evidence_sessions: Sequence[str] = (),
+        taint: str | None = None,
+        evidence: Sequence[tuple[str, SessionRow | None]] = (),
         steward_review: bool = False,
     ) -> str | None:
         """Why this write must land quarantined, or ``None`` if it may be stored normally. Emits nothing.
 
-        ``steward_review`` exempts a batch from the ``"quarantined"`` posture only when the author is
-        a steward; the evidence rules still apply to it.
+        Args:
+            author: who writes; only LLM authors are ever quarantined.
+            taint: the source of the taint the writing agent's session carries
+                (:meth:`~meta_memory.trust.taint.SessionTaint.taint_for_write`), ``None`` if clean.
+            evidence: each session the write cites as evidence, with its row (``None`` when the
+                store knows no such session: it cannot vouch for it, so the write quarantines).
+            steward_review: exempts a batch from the ``"quarantined"`` posture only when the
+                author is a steward; the evidence rules still apply to it.
         """
         if not author.is_llm:
             return None
         if self.llm_writes == "quarantined" and not (steward_review and author.kind == _STEWARD):
             return QUARANTINED_POLICY_REASON
-        if isinstance(evidence_sessions, str):
-            raise TypeError("evidence_sessions must be a sequence of session keys, not a string")
-        if author.kind == _AGENT:
-            if author.identity is not None:
-                source = self._tracker.taint_for_write(author.identity, session_key)
-            else:
-                source = None if session_key is None else self._tracker.taint_of(session_key)
-            if source is not None:
-                return f"session tainted by {source}"
-        for evidence_key in evidence_sessions:
-            source = self._tracker.taint_of(evidence_key)
-            if source is not None:
-                return f"evidence session {evidence_key} tainted by {source}"
-            if self._tracker.is_reset_boundary(evidence_key):
+        if isinstance(evidence, str):
+            raise TypeError("evidence must be a sequence of (session key, row) pairs, not a string")
+        if author.kind == _AGENT and taint is not None:
+            return f"session tainted by {taint}"
+        for evidence_key, row in evidence:
+            if row is None:
+                return f"evidence session {evidence_key} is unknown"
+            if row.taint is not None:
+                return f"evidence session {evidence_key} tainted by {row.taint}"
+            if row.boundary:
                 return f"evidence session {evidence_key} is a reset boundary"
         return None
 
@@ -102,17 +104,14 @@ class WriteGate:
         *,
         realm: str,
         author: Author,
-        session_key: str | None,
-        evidence_sessions: Sequence[str] = (),
+        taint: str | None = None,
+        evidence: Sequence[tuple[str, SessionRow | None]] = (),
         steward_review: bool = False,
     ) -> str | None:
         """Gate one write or batch: return the quarantine reason, or ``None`` to store it normally.
         A reason is also emitted as ``memory.write.quarantined``."""
         reason = self.quarantine_reason(
-            author=author,
-            session_key=session_key,
-            evidence_sessions=evidence_sessions,
-            steward_review=steward_review,
+            author=author, taint=taint, evidence=evidence, steward_review=steward_review
         )
         if reason is not None:
             emit_quarantined(self._events, realm=realm, author=author, reason=reason)

@@ -320,9 +320,47 @@ def _m002_vectors(conn: psycopg.Connection) -> None:
     conn.execute(_M002)
 
 
+# Host sessions and identities' pending taint, shared by every gateway (memory/sql/sessions.py).
+_M003 = """
+CREATE TABLE host_sessions (
+    realm TEXT COLLATE "C" NOT NULL,
+    session_key TEXT COLLATE "C" NOT NULL,
+    identity TEXT COLLATE "C" NOT NULL,
+    mob TEXT,
+    owner TEXT,                             -- the HTTP subject that opened it
+    nonce TEXT NOT NULL,
+    opened_at_ms BIGINT NOT NULL,
+    seen_at_ms BIGINT NOT NULL,
+    taint TEXT,                             -- the first untrusted source it ingested
+    boundary INTEGER NOT NULL DEFAULT 0,    -- left by a reset
+    ended TEXT,                             -- closed | reset | expired (NULL: open)
+    ended_at_ms BIGINT,
+    used_bytes BIGINT NOT NULL DEFAULT 0,   -- the injection budget
+    injected TEXT NOT NULL DEFAULT '[]',    -- JSON array of record ids
+    epoch INTEGER NOT NULL DEFAULT 0,       -- compactions
+    PRIMARY KEY (realm, session_key)
+);
+CREATE INDEX host_sessions_open ON host_sessions (realm, identity) WHERE ended IS NULL;
+CREATE INDEX host_sessions_idle ON host_sessions (realm, seen_at_ms) WHERE ended IS NULL;
+CREATE INDEX host_sessions_ended ON host_sessions (realm, ended_at_ms) WHERE ended IS NOT NULL;
+CREATE TABLE pending_taint (
+    realm TEXT COLLATE "C" NOT NULL,
+    identity TEXT COLLATE "C" NOT NULL,
+    source TEXT NOT NULL,
+    at_ms BIGINT NOT NULL,
+    PRIMARY KEY (realm, identity)
+);
+"""
+
+
+def _m003_host_sessions(conn: psycopg.Connection) -> None:
+    conn.execute(_M003)
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[psycopg.Connection], None]], ...] = (
     (1, "schema", _m001_schema),
     (2, "vectors", _m002_vectors),
+    (3, "host_sessions", _m003_host_sessions),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

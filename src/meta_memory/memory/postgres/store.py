@@ -21,10 +21,10 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import psycopg
 import psycopg_pool
@@ -55,9 +55,11 @@ from ..rows import (
     RecordRow,
     RecordsPage,
     ScopeCounts,
+    SessionRow,
     VerdictRow,
     record_key,
 )
+from ..sql.sessions import Dialect, SessionTable
 from ..upkeep import UpkeepWorker
 from ..usage import FLUSH_THRESHOLD, PendingUsage
 from ..validator import (
@@ -87,6 +89,8 @@ __all__ = ["PostgresRealmStore", "realm_lock_key"]
 
 log = logging.getLogger("meta_memory.postgres")
 
+T = TypeVar("T")
+
 _USAGE_QUIET_S = 1.0  # pending recall counters are written back once the realm is this quiet
 
 
@@ -113,6 +117,8 @@ class PostgresRealmStore:
         self.realm = realm
         self._clock = clock
         self._lock_key = realm_lock_key(schema, realm)
+        self._session_lock_key = lock_key(schema, "sessions", realm)
+        self._session_dialect = Dialect("%s", realm)
         self._scopes_lock = threading.Lock()
         self._scope_ids: dict[tuple[str, str], int] = {}
         self._scope_by_id: dict[int, Scope] = {}
@@ -634,6 +640,47 @@ class PostgresRealmStore:
             self.flush_usage()
         except Exception as exc:  # statistics: kept pending, tried again with the next write
             log.warning("recall usage of realm %r was not written back: %s", self.realm, exc)
+
+    # -- host sessions (memory/sql/sessions.py) -----------------------------------------------------
+
+    def _session_read(self, read: Callable[[SessionTable], T], what: str) -> T:
+        def run() -> T:
+            with self._read() as conn:
+                return read(SessionTable(conn, self._session_dialect, self._clock.now_ms))
+
+        return retrying_read(run, what)
+
+    def session(self, key: str) -> SessionRow | None:
+        return self._session_read(lambda table: table.session_with_pending(key), "session read")
+
+    def pending_taint(self, identity: str) -> str | None:
+        return self._session_read(lambda table: table.pending_taint(identity), "pending taint read")
+
+    @contextmanager
+    def session_txn(self) -> Iterator[SessionTable]:
+        """One transaction under the realm's session lock: session changes of a realm serialize
+        across gateways (apart from its record writes, which take the realm's write lock)."""
+        try:
+            with self._pool.connection() as conn:
+                try:
+                    # Pipelined: BEGIN and the lock go out with the first read, the last writes with COMMIT.
+                    with conn.pipeline():
+                        conn.execute("BEGIN")
+                        conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._session_lock_key,))
+                        yield SessionTable(conn, self._session_dialect, self._clock.now_ms)
+                        conn.execute("COMMIT")
+                except BaseException:
+                    _roll_back(conn)
+                    raise
+        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
+            raise unavailable(exc, "session write") from exc
+
+    def touch_session(self, key: str, seen_at_ms: int) -> None:
+        try:
+            with self._pool.connection() as conn:
+                SessionTable(conn, self._session_dialect, self._clock.now_ms).touch_session(key, seen_at_ms)
+        except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
+            raise unavailable(exc, "session write") from exc
 
     def audit_rows(self, record_id: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT seq, at_ms, op, record_id, author, detail FROM audit WHERE realm = %s"

@@ -258,6 +258,42 @@ def _m008_no_scope_doc_index(db: sqlite3.Connection) -> None:
     db.execute("DROP INDEX IF EXISTS records_by_scope_doc")
 
 
+def _m009_host_sessions(db: sqlite3.Connection) -> None:
+    """Host sessions and identities' pending taint become rows of the realm (memory/sql/sessions.py):
+    a restart forgets no session, and nothing but a session's own end removes its taint. (IF NOT
+    EXISTS: a file an older release wrote has neither table, and one a test rewound to an older
+    schema keeps them.)"""
+    _script(
+        db,
+        """
+        CREATE TABLE IF NOT EXISTS host_sessions (
+            session_key TEXT PRIMARY KEY,
+            identity TEXT NOT NULL,
+            mob TEXT,
+            owner TEXT,                             -- the HTTP subject that opened it
+            nonce TEXT NOT NULL,
+            opened_at_ms INTEGER NOT NULL,
+            seen_at_ms INTEGER NOT NULL,
+            taint TEXT,                             -- the first untrusted source it ingested
+            boundary INTEGER NOT NULL DEFAULT 0,    -- left by a reset
+            ended TEXT,                             -- closed | reset | expired (NULL: open)
+            ended_at_ms INTEGER,
+            used_bytes INTEGER NOT NULL DEFAULT 0,  -- the injection budget
+            injected TEXT NOT NULL DEFAULT '[]',    -- JSON array of record ids
+            epoch INTEGER NOT NULL DEFAULT 0        -- compactions
+        );
+        CREATE INDEX IF NOT EXISTS host_sessions_open ON host_sessions (identity) WHERE ended IS NULL;
+        CREATE INDEX IF NOT EXISTS host_sessions_idle ON host_sessions (seen_at_ms) WHERE ended IS NULL;
+        CREATE INDEX IF NOT EXISTS host_sessions_ended ON host_sessions (ended_at_ms) WHERE ended IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS pending_taint (
+            identity TEXT PRIMARY KEY,
+            source TEXT NOT NULL,
+            at_ms INTEGER NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "records_audit_injections_recall_index", _m001_records),
     (2, "governance_tables", _m002_governance),
@@ -267,6 +303,7 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = 
     (6, "recall_index_file", _m006_index_file),
     (7, "ascending_indexes", _m007_ascending_indexes),
     (8, "neighbours_from_the_index_file", _m008_no_scope_doc_index),
+    (9, "host_sessions", _m009_host_sessions),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

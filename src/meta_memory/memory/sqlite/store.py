@@ -54,9 +54,11 @@ from ..rows import (
     RecordRow,
     RecordsPage,
     ScopeCounts,
+    SessionRow,
     VerdictRow,
     record_key,
 )
+from ..sql.sessions import Dialect, SessionTable
 from ..usage import FLUSH_THRESHOLD as USAGE_FLUSH_THRESHOLD
 from ..usage import PendingUsage
 from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch, validate_restore
@@ -86,6 +88,8 @@ __all__ = ["REALM_PAGE_SIZE", "SqliteRealmStore"]
 VECTOR_NUDGE_GAP_S = 1.0
 
 _log = logging.getLogger(__name__)
+
+_SESSION_DIALECT = Dialect("?")
 
 
 class SqliteRealmStore:
@@ -850,6 +854,28 @@ class SqliteRealmStore:
 
     def run_stats(self, partition: str, since_ms: int) -> tuple[int, int | None]:
         return steward_rows.run_stats(self, partition, since_ms)
+
+    # -- host sessions (memory/sql/sessions.py) -----------------------------------------------------
+
+    def _sessions(self) -> SessionTable:
+        return SessionTable(self._db, _SESSION_DIALECT, self._clock.now_ms)
+
+    def session(self, key: str) -> SessionRow | None:
+        with self._lock:
+            return self._sessions().session_with_pending(key)
+
+    def pending_taint(self, identity: str) -> str | None:
+        with self._lock:
+            return self._sessions().pending_taint(identity)
+
+    @contextmanager
+    def session_txn(self) -> Iterator[SessionTable]:
+        with self._write() as db:
+            yield SessionTable(db, _SESSION_DIALECT, self._clock.now_ms)
+
+    def touch_session(self, key: str, seen_at_ms: int) -> None:
+        with self._lock:
+            self._sessions().touch_session(key, seen_at_ms)
 
     def audit_rows(self, record_id: str | None = None) -> list[dict[str, Any]]:
         with self._lock:
