@@ -4,9 +4,10 @@ Run: ``python benchmarks/durable_taint.py`` (PostgreSQL at ``--dsn``, by default
 ``postgresql://127.0.0.1:5432/test``; each measurement works in a schema of its own).
 
 Every figure is printed beside the same workload on a baseline measured in the same run: the
-in-process session tracker of an earlier commit (``--baseline``, by default ``3f59c1b``, the last
-commit that kept sessions and taint in process memory), checked out into a temporary git worktree
-and imported from there in a child process. Rounds alternate between the two so that both see the
+in-process session tracker of an earlier commit (``--baseline``, by default ``642c0d4``, the last
+commit that kept sessions and taint in process memory, with the same write validator and secret
+scan as the commit under test), checked out into a temporary git worktree and imported from there
+in a child process. Rounds alternate between the two so that both see the
 same machine; medians over the rounds are reported, with the ratio to the baseline.
 
 The workload goes through the in-process Python API (``Meta.builder()``), one call at a time, on
@@ -120,7 +121,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dsn", default="postgresql://127.0.0.1:5432/test")
     parser.add_argument(
-        "--baseline", default="3f59c1b", help="the commit whose in-process sessions are the baseline"
+        "--baseline", default="642c0d4", help="the commit whose in-process sessions are the baseline"
     )
     parser.add_argument("--n", type=int, default=500, help="sessions per round")
     parser.add_argument("--rounds", type=int, default=3)

@@ -81,3 +81,18 @@ def test_the_hybrid_recall_benchmark_runs() -> None:
 def test_the_hybrid_recall_quality_benchmark_runs() -> None:
     out = _run("recall_quality/hybrid.py", "--smoke")
     assert "hybrid" in out and "lexical" in out
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_the_durable_taint_benchmark_runs(backend: Backend) -> None:
+    """Against HEAD as its own baseline: a shallow clone holds no older commit to compare with."""
+    assert backend.dsn is not None
+    base, _, _ = backend.dsn.partition("?")
+    out = _run("durable_taint.py", "--dsn", base, "--n", "10", "--rounds", "1", "--baseline", "HEAD")
+    assert "taint_transition" in out and "llm_write_tainted" in out and "postgres: median" in out
+
+
+def test_the_secrets_scan_benchmark_runs_and_refuses_the_whole_corpus() -> None:
+    out = _run("secrets_scan.py", "--smoke")
+    assert "Detection on the true-secret corpus" in out and "100.0%" in out
+    assert "False positives on ordinary text" in out and "Scan cost of clean text" in out

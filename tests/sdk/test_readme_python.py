@@ -53,7 +53,9 @@ def test_each_in_process_readme_example_runs(
         exec(code, namespace)
     else:
         with Meta.builder().persistent_state(tmp_path / "state").agent_memory().build() as meta:
-            namespace.update(PLACEHOLDERS, meta=meta)
+            # Another agent's session, whose messages the host delivers into this one.
+            peer = meta.open_session("assistant:research").key
+            namespace.update(PLACEHOLDERS, meta=meta, other_agent_session_key=peer)
             exec(code, namespace)
     if "memory_tool(" in block:  # the LLM wrote after a web fetch: stored, held for review
         assert (namespace["result"].is_error, namespace["result"].outcome) == (False, "quarantined")
