@@ -59,6 +59,21 @@ def test_an_expired_tainted_session_taints_the_session_the_host_opens_in_its_pla
     assert meta.open_session("bob").memory_tool(CLEAN).outcome == "stored"
 
 
+def test_an_expired_tainted_sessions_taint_reaches_the_identitys_sessions_still_open(
+    open_meta: OpenMeta, clock: ManualClock
+) -> None:
+    meta = open_meta(session_idle_timeout_s=3600)
+    tainted = meta.open_session("alice")
+    tainted.tool_result("web_fetch")
+    sibling = meta.open_session("alice")
+    clock.advance(HOUR_MS - 1)
+    assert sibling.memory_tool(CLEAN).outcome == "stored"  # keeps the sibling alive
+    clock.advance(2)
+    with pytest.raises(SessionRefused, match="expired"):
+        tainted.turn("still there?")
+    assert sibling.memory_tool(PLANTED).outcome == "quarantined"
+
+
 def test_expiry_is_found_by_the_next_open_even_if_the_session_is_never_called_again(
     open_meta: OpenMeta, clock: ManualClock
 ) -> None:

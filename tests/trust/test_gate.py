@@ -149,6 +149,18 @@ def test_pending_taint_quarantines_the_identitys_agent_writes_from_any_session(
     assert decide(gate, facts, Author("agent", "bob"), "b1") is None
 
 
+def test_pending_taint_left_by_an_expired_sibling_quarantines_the_writes_of_a_session_still_open(
+    make_gate: MakeGate, facts: Facts
+) -> None:
+    gate = make_gate("observed")
+    facts.begin("ana", "s1")
+    facts.begin("ana", "s2")
+    facts.mark("ana", "s1", "tool fetch")
+    assert decide(gate, facts, ANA, "s2") is None
+    facts.end("s1", "expired")  # the host may still hold s1's context, in any of its sessions
+    assert decide(gate, facts, ANA, "s2") == "session tainted by expired session s1 (tainted by tool fetch)"
+
+
 @pytest.mark.parametrize("author", [STEWARD, DISTILLER], ids=["steward", "distiller"])
 def test_session_taint_applies_to_agent_writes_only(
     make_gate: MakeGate, facts: Facts, author: Author
