@@ -69,23 +69,30 @@ def test_remember_then_recall_always_returns_an_equal_normalized_record(handle: 
 
 
 _kinds = st.sampled_from(list(RecordKind))
+
+
+def _free_text(max_size: int) -> st.SearchStrategy[str]:
+    """Provenance text the validator takes (NUL is refused there too)."""
+    return st.text(_chars, max_size=max_size)
+
+
 _evidence = st.builds(
     Evidence,
-    session_id=_nonblank,
+    session_id=st.text(_chars, min_size=1, max_size=100).filter(str.strip),  # within 512 bytes
     generation=st.integers(0, 2**31),
     revision=st.none() | st.integers(0, 2**31),
-    range=st.none() | st.text(max_size=20),
+    range=st.none() | _free_text(20),
 )
 _provenance = st.builds(
     Provenance,
     author=st.just(APPLICATION),
     evidence=st.lists(_evidence, max_size=3).map(tuple),
-    profile=st.none() | st.text(max_size=20),
+    profile=st.none() | _free_text(20),
     verification=st.none()
     | st.builds(
         VerificationClaim,
-        checked=st.text(max_size=30),
-        evidence=st.lists(st.text(max_size=10), max_size=3).map(tuple),
+        checked=_free_text(30),
+        evidence=st.lists(_free_text(10), max_size=3).map(tuple),
     ),
 )
 
