@@ -262,7 +262,7 @@ def bench_recall_library(state: Path, identity: str, queries: list[str]) -> list
     provider = LexicalRecallProvider()
     scope = Scope.identity("bench", identity)
     for q in queries[:100]:  # a serving gateway is warm: page cache, term and df memos
-        provider.recall(store, RecallQuery(scope, "contextual", q, (), 8))
+        provider.recall(store, RecallQuery((scope,), "contextual", q, (), 8))
     times = []
     for q in queries:
         t0 = time.perf_counter()

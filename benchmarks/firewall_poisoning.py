@@ -44,6 +44,7 @@ BENIGN = {"action": "remember", "title": "Release days", "body": "Releases go ou
 FORGED_TOKEN = re.compile(r"(?<!defanged-)\[mem-token:", re.IGNORECASE)
 
 _identities = (f"agent-{n}" for n in itertools.count(1))
+OPS_MEMBER = "ops-agent"  # the one identity the roster puts in a mob
 
 
 @dataclass
@@ -172,7 +173,7 @@ def cross_identity(action: str) -> Callable[[Runtimes], str]:
 
 
 def tainted_proposal(rt: Runtimes) -> str:
-    session = rt.observed.open_session(next(_identities), mob="ops")
+    session = rt.observed.open_session(OPS_MEMBER, mob="ops")
     session.tool_result("mcp__evil__read")
     result = session.memory_tool({**PLANTED, "action": "propose_to_mob"})
     proposal_id = result.content.split(" as ")[-1].split(";")[0]
@@ -406,7 +407,12 @@ def main() -> int:
         table.add_column(column)
     tally = {"attack": [0, 0], "benign": [0, 0]}
     with tempfile.TemporaryDirectory() as tmp:
-        observed = Meta.builder().persistent_state(Path(tmp) / "observed")
+        # The roster puts the proposing agent in mob `ops` (a session in a mob needs membership).
+        observed = (
+            Meta.builder()
+            .persistent_state(Path(tmp) / "observed")
+            .roster({"identity": OPS_MEMBER, "mob": "ops"})
+        )
         strict = Meta.builder().persistent_state(Path(tmp) / "strict")
         with (
             observed.agent_memory(llm_writes="observed", content_trust=CONTENT_TRUST).build() as obs,

@@ -184,6 +184,12 @@ def _the_console_lists_both_runs_newest_first(walk: Walk) -> None:
     assert [run["partition"] for run in listing["runs"]] == ["mob:crew", "default"]
 
 
+def _the_console_lists_the_held_proposal(walk: Walk) -> None:
+    [listing] = walk.results["held-rpc"]
+    assert [(p["title"], p["status"]) for p in listing["proposals"]] == [("Release freeze", "held")]
+    assert re.fullmatch(r"[0-9a-f]{64}", listing["proposals"][0]["content_hash"])
+
+
 def _the_model_is_named(walk: Walk) -> None:
     assert walk.configs["model.toml"].agent_memory.steward.model == "gpt-4o-mini"
 
@@ -228,6 +234,7 @@ CHECKS: dict[str, Check] = {
     "dream-runs-rpc": _the_console_lists_both_runs_newest_first,
     "model.toml": _the_model_is_named,
     "model-dream": _the_model_got_one_json_only_request,
+    "held-rpc": _the_console_lists_the_held_proposal,
     "access.toml": _the_access_config_is_on,
     "timeline-rpc": _the_second_page_follows_the_first,
     "close": _the_state_dir_is_free_again,

@@ -19,6 +19,7 @@ CONTRACT_VERSION = "0.9.9"
 
 from .errors import (  # noqa: E402
     AccessDenied,
+    AuditVerdictRefused,
     CapabilityUnavailable,
     ConfigError,
     InternalError,
@@ -26,6 +27,7 @@ from .errors import (  # noqa: E402
     MemoryBackendUnavailable,
     MetaError,
     MethodNotFound,
+    ProposalReviewRefused,
     ProtocolError,
     QuarantineReviewRefused,
     ReadOnly,
@@ -119,6 +121,7 @@ __all__ = [
     "AsyncMetaApi",
     "AsyncMetaClient",
     "AsyncSession",
+    "AuditVerdictRefused",
     "CapabilityUnavailable",
     "ConfigError",
     "Console",
@@ -139,6 +142,7 @@ __all__ = [
     "MetaHandle",
     "MetaTimeoutError",
     "MethodNotFound",
+    "ProposalReviewRefused",
     "ProtocolError",
     "QuarantineReviewRefused",
     "ReadOnly",

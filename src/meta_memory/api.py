@@ -27,8 +27,12 @@ from .operations import (
     Call,
     capabilities,
     console_decide,
+    console_decide_proposal,
+    console_proposal,
+    console_proposals,
     console_quarantine,
     console_record,
+    console_resolve_audit_verdict,
     discover,
     forget_agent_memory,
     gating_audit,
@@ -41,6 +45,7 @@ from .operations import (
     memory_query,
     memory_stores,
     memory_tool_definitions,
+    propose_agent_memory,
     recall_agent_memory,
     remember_agent_memory,
     report_tool_result,
@@ -86,8 +91,12 @@ __all__ = [
     "Session",
     "capabilities",
     "console_decide",
+    "console_decide_proposal",
+    "console_proposal",
+    "console_proposals",
     "console_quarantine",
     "console_record",
+    "console_resolve_audit_verdict",
     "discover",
     "forget_agent_memory",
     "gating_audit",
@@ -100,6 +109,7 @@ __all__ = [
     "memory_query",
     "memory_stores",
     "memory_tool_definitions",
+    "propose_agent_memory",
     "recall_agent_memory",
     "remember_agent_memory",
     "status",
@@ -224,6 +234,7 @@ class MetaApi:
     forget_agent_memory = _sync(forget_agent_memory)
     list_agent_memory = _sync(list_agent_memory)
     get_agent_memory = _sync(get_agent_memory)
+    propose_agent_memory = _sync(propose_agent_memory)
     # host sessions
     memory_tool_definitions = _sync(memory_tool_definitions)
     report_tool_result = _sync(report_tool_result)
@@ -279,6 +290,7 @@ class AsyncMetaApi:
     forget_agent_memory = _async(forget_agent_memory)
     list_agent_memory = _async(list_agent_memory)
     get_agent_memory = _async(get_agent_memory)
+    propose_agent_memory = _async(propose_agent_memory)
     memory_tool_definitions = _async(memory_tool_definitions)
     report_tool_result = _async(report_tool_result)
 
@@ -437,13 +449,24 @@ class Session:
         """
         self._api._invoke(ops.session_compact(self.key))
 
-    def close(self) -> None:
+    @accepts_aliases
+    def close(self, *, cause: str | None = None) -> str | None:
         """Close the session; its key names nothing afterwards.
 
+        Args:
+            cause: why the session ends for good, when it does: ``"retired"`` (the identity
+                leaves the fleet) or ``"respawned"`` (it goes on as a fresh instance). With the
+                steward on, an exit-interview harvest of the identity's memory is queued for the
+                steward's next dream (``meta/memory/panel/harvests`` lists it).
+
+        Returns:
+            ``"queued"`` (a harvest was queued), ``"steward_disabled"`` (a cause was given, but the
+            steward is off: nothing was queued), or ``None`` without a cause.
+
         Raises:
-            InvalidParams: the session is not open.
+            InvalidParams: the session is not open, or ``cause`` is not a retirement cause.
         """
-        self._api._invoke(ops.session_close(self.key))
+        return self._api._invoke(ops.session_close(self.key, cause=cause))
 
 
 class AsyncSession:
@@ -504,13 +527,14 @@ class AsyncSession:
     async def compact(self) -> None:
         await self._api._invoke(ops.session_compact(self.key))
 
+    @accepts_aliases_async
     @_doc_of(Session.close)
-    async def close(self) -> None:
-        await self._api._invoke(ops.session_close(self.key))
+    async def close(self, *, cause: str | None = None) -> str | None:
+        return await self._api._invoke(ops.session_close(self.key, cause=cause))
 
 
 class Console:
-    """The console surface: quarantine review and the memory panel's reads (``POST /console/rpc``;
+    """The console surface: quarantine review, decisions on proposals and the memory panel's reads (``POST /console/rpc``;
     in process: the operator's own channel). Reach it as ``meta.console`` (or, in process,
     ``meta.console_as(subject)``); its methods take camelCase aliases as :class:`MetaApi`'s do."""
 
@@ -538,6 +562,10 @@ class Console:
     quarantine = _sync(console_quarantine, "quarantine")
     record = _sync(console_record, "record")
     decide = _sync(console_decide, "decide")
+    proposals = _sync(console_proposals, "proposals")
+    proposal = _sync(console_proposal, "proposal")
+    decide_proposal = _sync(console_decide_proposal, "decide_proposal")
+    resolve_audit_verdict = _sync(console_resolve_audit_verdict, "resolve_audit_verdict")
 
     def _invoke(self, call: Call[R]) -> R:
         return self._api._invoke(call)
@@ -557,6 +585,10 @@ class AsyncConsole:
     quarantine = _async(console_quarantine, "quarantine")
     record = _async(console_record, "record")
     decide = _async(console_decide, "decide")
+    proposals = _async(console_proposals, "proposals")
+    proposal = _async(console_proposal, "proposal")
+    decide_proposal = _async(console_decide_proposal, "decide_proposal")
+    resolve_audit_verdict = _async(console_resolve_audit_verdict, "resolve_audit_verdict")
 
     async def _invoke(self, call: Call[R]) -> R:
         return await self._api._invoke(call)

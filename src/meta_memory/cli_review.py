@@ -1,10 +1,11 @@
-"""``meta_gateway review``: the quarantine queue outside the console.
+"""``meta_gateway review``: the quarantine queue and the open proposals outside the console.
 
 Against a running gateway (``--gateway URL`` with a console token) or directly on a state dir no
-runtime holds (``--state-dir``), the same calls the console makes: the queue, one record in full,
-and the decision, bound to the content hash of the version reviewed. A decision therefore gets
-the console's refusals (a changed record, one already decided), its access rules and its audit
-trail; the reviewer recorded is the console token's subject, or ``local:<user>`` on a state dir.
+runtime holds (``--state-dir``), the same calls the console makes: the queue (or the proposals),
+one record (or proposal) in full, and the decision, bound to the content hash of the version
+reviewed. A decision therefore gets the console's refusals (a changed record, one already
+decided), its access rules and its audit trail; the reviewer recorded is the console token's
+subject, or ``local:<user>`` on a state dir.
 """
 
 from __future__ import annotations
@@ -114,7 +115,8 @@ def _print_json(value: Any) -> None:
 
 @click.group()
 def review() -> None:
-    """Review the quarantine: list it, show a record, release or discard it."""
+    """Review the quarantine (list, show, release, discard) and proposals (proposals, proposal,
+    accept, reject)."""
 
 
 @review.command("list")
@@ -277,4 +279,162 @@ review.command("release", help="Release a quarantined record: recalled and injec
 )
 review.command("discard", help="Discard a quarantined record (it is tombstoned, never recalled).")(
     _decide("tombstone")
+)
+
+
+# -- proposals ------------------------------------------------------------------------------------
+
+
+@review.command("proposals")
+@_gateway_options
+@click.option("--realm", default=None, help="One realm (default: every realm).")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 200))
+def review_proposals(
+    gateway_url: str | None,
+    console_token: str | None,
+    state_dir: Path | None,
+    config_path: Path | None,
+    as_json: bool,
+    realm: str | None,
+    limit: int,
+) -> None:
+    """The open proposals (pending, or held by a dream), newest first."""
+    with _console(gateway_url, console_token, state_dir, config_path) as console:
+        params: dict[str, Any] = {"limit": limit}
+        if realm is not None:
+            params["realm"] = realm
+        rows = console.call("meta/memory/panel/proposals", params)["proposals"]
+    if as_json:
+        _print_json(rows)
+        return
+    if not rows:
+        click.echo("No proposals wait for a decision.")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"Open proposals ({len(rows)})")
+    for column in ("proposal_id", "realm", "scope", "title", "status", "tainted", "proposed"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(
+            row["proposal_id"],
+            row["realm"],
+            f"{row['scope_kind']}:{row['scope_key']}",
+            _shown(row["title"]),
+            row["status"],
+            "yes" if row["tainted"] else "no",
+            _when(row["created_at_ms"]),
+        )
+    Console(highlight=False).print(table)
+    click.echo("Show one with `meta_gateway review proposal PROPOSAL_ID ...` before deciding it.")
+
+
+def _proposal(console: Any, proposal_id: str, realm: str | None) -> dict[str, Any]:
+    params: dict[str, Any] = {"proposal_id": proposal_id}
+    if realm is not None:
+        params["realm"] = realm
+    detail: dict[str, Any] = console.call("meta/memory/panel/proposal", params)
+    return detail
+
+
+@review.command("proposal")
+@_gateway_options
+@click.argument("proposal_id")
+@click.option("--realm", default=None, help="The proposal's realm (default: the first holding the id).")
+def review_proposal(
+    gateway_url: str | None,
+    console_token: str | None,
+    state_dir: Path | None,
+    config_path: Path | None,
+    as_json: bool,
+    proposal_id: str,
+    realm: str | None,
+) -> None:
+    """One proposal in full, with the content hash a decision is bound to."""
+    with _console(gateway_url, console_token, state_dir, config_path) as console:
+        detail = _proposal(console, proposal_id, realm)
+    if as_json:
+        _print_json(detail)
+        return
+    p = detail["proposal"]
+    lines = [
+        f"proposal_id   {p['proposal_id']}",
+        f"realm         {detail['realm']}",
+        f"scope         {p['scope_kind']}:{_shown(p['scope_key'])}",
+        f"status        {p['status']}"
+        + (" (tainted: an accept waits on a gated promotion)" if p["tainted"] else ""),
+        f"author        {json.dumps(p['author'], ensure_ascii=False)}",
+        f"kind          {p['kind']}",
+        f"tags          {', '.join(p['tags']) or '-'}",
+        f"proposed      {_when(p['created_at_ms'])}",
+        f"content_hash  {p['content_hash']}",
+        "",
+        f"title: {_shown(p['title'])}",
+        "",
+        _shown(p["body"]),
+    ]
+    click.echo("\n".join(lines))
+    if p["status"] in ("pending", "held"):
+        click.echo(
+            f"\nDecide it: meta_gateway review accept|reject {p['proposal_id']} --hash {p['content_hash']}"
+        )
+
+
+def _decide_proposal(verdict: str) -> Any:
+    @_gateway_options
+    @click.argument("proposal_id")
+    @click.option(
+        "--hash",
+        "expected_hash",
+        required=True,
+        help="The content_hash `review proposal` printed: the decision applies only to that version.",
+    )
+    @click.option("--realm", default=None, help="The proposal's realm (default: the first holding the id).")
+    @click.option("--rationale", default=None, help="Why (kept in the audit trail).")
+    def decide(
+        gateway_url: str | None,
+        console_token: str | None,
+        state_dir: Path | None,
+        config_path: Path | None,
+        as_json: bool,
+        proposal_id: str,
+        expected_hash: str,
+        realm: str | None,
+        rationale: str | None,
+    ) -> None:
+        with _console(gateway_url, console_token, state_dir, config_path) as console:
+            detail = _proposal(console, proposal_id, realm)
+            params: dict[str, Any] = {
+                "realm": detail["realm"],
+                "proposal_id": proposal_id,
+                "verdict": verdict,
+                "expected_content_hash": expected_hash,
+            }
+            if rationale is not None:
+                params["rationale"] = rationale
+            try:
+                answer = console.call("meta/memory/proposals/decide", params)
+            except MetaError as exc:
+                click.echo(f"meta_gateway: {exc.message}", err=True)
+                sys.exit(EXIT_REFUSED)
+        if as_json:
+            _print_json(answer)
+            return
+        record = (answer.get("record") or {}).get("memory_id")
+        scope = f"{answer['proposal']['scope_kind']} scope '{answer['proposal']['scope_key']}'"
+        outcome = answer["outcome"].removeprefix("already_")
+        done = {
+            "accepted": f"accepted into {scope}" + (f" as {record}" if record else ""),
+            "gated": f"accepted: waiting on gated promotion {answer.get('pending_id') or '(none)'}",
+            "rejected": "rejected",
+        }[outcome]
+        click.echo(f"{proposal_id} {done} ({answer['outcome']}).")
+
+    return decide
+
+
+review.command("accept", help="Accept a proposal into its mob or operator scope.")(_decide_proposal("accept"))
+review.command("reject", help="Reject a proposal (nothing is written to its scope).")(
+    _decide_proposal("reject")
 )

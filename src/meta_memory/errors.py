@@ -15,6 +15,7 @@ the JSON-RPC wire carry their code and optional ``data``; exactly one function
     │   ├── ConfigError                -32602  configuration refused at load (CLI exit 2)
     │   ├── WriteRefused               -32602  the store validator refused a memory write
     │   ├── SessionRefused             -32602  a session key names no session the caller may drive
+    │   ├── AuditVerdictRefused        -32602  a usage-audit verdict's resolution was refused
     │   └── GatingDecisionRefused      -32602  a gating decision was refused (meta_memory.gating)
     ├── InternalError                  -32603  a bug or an unexpected I/O fault
     ├── UnknownRecord                  -32001  panel record lookup miss
@@ -25,7 +26,8 @@ the JSON-RPC wire carry their code and optional ``data``; exactly one function
     │   ├── StoreCorrupt               -32014  a store file that exists but cannot be served
     │   └── StoreUnavailable           -32014  the database behind the realm stores failed a call
     ├── AccessDenied                   -32030  access control said no
-    └── QuarantineReviewRefused        -32043  a quarantine decision was refused
+    ├── QuarantineReviewRefused        -32043  a quarantine decision was refused
+    └── ProposalReviewRefused          -32043  an operator's decision on a proposal was refused
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any
 
 __all__ = [
     "AccessDenied",
+    "AuditVerdictRefused",
     "CapabilityUnavailable",
     "ConfigError",
     "InternalError",
@@ -43,6 +46,7 @@ __all__ = [
     "MetaError",
     "MethodNotFound",
     "ParseError",
+    "ProposalReviewRefused",
     "ProtocolError",
     "QuarantineReviewRefused",
     "ReadOnly",
@@ -132,6 +136,18 @@ class SessionRefused(InvalidParams):
         self.reason = reason
 
 
+class AuditVerdictRefused(InvalidParams):
+    """A well-formed ``meta/memory/audit_verdicts/resolve`` that cannot be applied; nothing
+    changed. ``reason``: ``unknown_verdict``, ``already_resolved`` (another action resolved it),
+    ``content_mismatch`` (the record changed since it was read), ``not_dead_weight`` (only a
+    ``dead_weight`` verdict is acted on by a tombstone), ``not_active`` (the record is no longer
+    active memory)."""
+
+    def __init__(self, reason: str, message: str, **extra: Any) -> None:
+        super().__init__(message, data={"kind": "audit_verdict_refused", "reason": reason, **extra})
+        self.reason = reason
+
+
 class InternalError(MetaError):
     """Something failed inside the runtime (-32603); the detail is in the log, never on the wire."""
 
@@ -217,12 +233,28 @@ class QuarantineReviewRefused(MetaError):
         self.reason = reason
 
 
+class ProposalReviewRefused(MetaError):
+    """An operator's decision on a proposal refused (-32043, a ``data.kind`` of its own); nothing
+    was written. ``reason``: ``content_mismatch`` (the proposal is not what was read),
+    ``already_decided`` (the steward decided it, or an operator gave the other verdict),
+    ``gate_pending`` (an accept while a gated promotion of it waits), ``operator_scope_off`` (an
+    accept into operator scope while ``operator_scope`` is off), ``unsupported_scope``."""
+
+    code = -32043
+
+    def __init__(self, reason: str, message: str, **extra: Any) -> None:
+        super().__init__(message, data={"kind": "memory_proposal_review_refused", "reason": reason, **extra})
+        self.reason = reason
+
+
 # -- the way back: a wire error as the exception it was ------------------------------------------
 
 _BY_KIND: dict[str, type[MetaError]] = {
     "memory_write_refused": WriteRefused,
     "session_refused": SessionRefused,
+    "audit_verdict_refused": AuditVerdictRefused,
     "memory_quarantine_review_refused": QuarantineReviewRefused,
+    "memory_proposal_review_refused": ProposalReviewRefused,
     "access_denied": AccessDenied,
     "read_only": ReadOnly,
     "store_unavailable": StoreUnavailable,
@@ -267,7 +299,8 @@ def error_from_wire(error: Any) -> MetaError:
         exc.code = code
     if isinstance(exc, WriteRefused) and data is not None:
         exc.rule = str(data.get("rule", ""))
-    if isinstance(exc, SessionRefused | QuarantineReviewRefused) and data is not None:
+    reasoned = SessionRefused | QuarantineReviewRefused | AuditVerdictRefused | ProposalReviewRefused
+    if isinstance(exc, reasoned) and data is not None:
         exc.reason = str(data.get("reason", ""))
     if isinstance(exc, MemoryBackendUnavailable):
         exc.detail = exc.message.removeprefix("Memory backend unavailable: ")

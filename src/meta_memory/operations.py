@@ -30,8 +30,12 @@ __all__ = [
     "as_is",
     "capabilities",
     "console_decide",
+    "console_decide_proposal",
+    "console_proposal",
+    "console_proposals",
     "console_quarantine",
     "console_record",
+    "console_resolve_audit_verdict",
     "discover",
     "forget_agent_memory",
     "gating_audit",
@@ -45,6 +49,7 @@ __all__ = [
     "memory_stores",
     "memory_tool_definitions",
     "open_session",
+    "propose_agent_memory",
     "recall_agent_memory",
     "remember_agent_memory",
     "report_tool_result",
@@ -170,17 +175,27 @@ def memory_stores() -> Call[list[MemoryStoreInfo]]:
 
 
 def remember_agent_memory(
-    identity: str, *, title: str, body: str, tags: list[str] | None = None, realm: str | None = None
+    identity: str | None = None,
+    *,
+    title: str,
+    body: str,
+    tags: list[str] | None = None,
+    realm: str | None = None,
+    scope: dict[str, str] | None = None,
 ) -> Call[AgentMemoryRecord]:
-    """Write a memory for ``identity`` (an application write: never quarantined). Writing a record
-    exactly like an active one returns that one.
+    """Write a memory for ``identity``, or into a shared scope (an application write: never
+    quarantined). Writing a record exactly like an active one returns that one.
 
     Args:
-        identity: whose memory it is (``lead:main``).
+        identity: whose memory it is (``lead:main``); leave it out when ``scope`` names a
+            shared scope.
         title: one line, at most 200 bytes (whitespace runs become one space).
         body: the memory itself, at most 64 KiB.
         tags: tags (trimmed, lowercased, deduplicated and sorted).
         realm: the realm (default: the configured ``[agent_memory] realm``).
+        scope: a shared scope to write instead, read by every identity that shares it:
+            ``{"kind": "mob", "key": "crew"}``, ``{"kind": "operator", "key": "ops"}`` (with
+            ``operator_scope`` on), or ``{"kind": "realm"}``.
 
     Returns:
         The record as stored.
@@ -192,7 +207,7 @@ def remember_agent_memory(
         StorageRefused: the realm's store cannot be served (``StoreUnavailable``: its database
             failed the call; nothing was written).
     """
-    params = _drop_none(identity=identity, title=title, body=body, tags=tags, realm=realm)
+    params = _drop_none(identity=identity, title=title, body=body, tags=tags, realm=realm, scope=scope)
     return Call("meta/agent_memory/remember", params, AgentMemoryRecord.from_wire)
 
 
@@ -205,8 +220,11 @@ def recall_agent_memory(
     query_terms: list[str] | None = None,
     max_entries: int | None = None,
     tags: list[str] | None = None,
+    scopes: list[str] | None = None,
 ) -> Call[list[AgentMemoryRecord]]:
-    """Recall ``identity``'s active memories, by context or the newest.
+    """Recall ``identity``'s active memories, by context or the newest: its own, and those of the
+    scopes it shares (its mob, the operator scopes with ``operator_scope`` on, the realm scope, as
+    far as the access rules let it read them), ranked together. Each record names its scope.
 
     Args:
         identity: whose memory to recall.
@@ -217,6 +235,8 @@ def recall_agent_memory(
         query_terms: extra query terms.
         max_entries: how many records at most, 1..64 (default: the configured ``max_entries``).
         tags: keep only records carrying every one of these tags, before the ``max_entries`` cut.
+        scopes: only these kinds of the identity's scopes (``identity``, ``mob``, ``operator``,
+            ``realm``).
 
     Returns:
         The records, best first.
@@ -235,6 +255,7 @@ def recall_agent_memory(
         query_terms=query_terms,
         max_entries=max_entries,
         tags=tags,
+        scopes=scopes,
     )
     return Call(
         "meta/agent_memory/recall",
@@ -245,18 +266,20 @@ def recall_agent_memory(
 
 
 def update_agent_memory(
-    identity: str,
+    identity: str | None,
     memory_id: str,
     *,
     title: str,
     body: str,
     tags: list[str] | None = None,
     realm: str | None = None,
+    scope: dict[str, str] | None = None,
 ) -> Call[AgentMemoryUpdateResult]:
-    """Replace a memory: a new record supersedes ``memory_id`` within the identity's own lineage.
+    """Replace a memory: a new record supersedes ``memory_id`` within its own scope's lineage.
 
     Args:
-        identity: whose memory it is.
+        identity: whose memory it is (``None`` with a shared ``scope``).
+        scope: the shared scope the record lives in (as :func:`remember_agent_memory` takes it).
         memory_id: the active record to replace.
         title: the new title (one line, at most 200 bytes).
         body: the new body (at most 64 KiB).
@@ -274,19 +297,20 @@ def update_agent_memory(
         StorageRefused: the realm's store cannot be served.
     """
     params = _drop_none(
-        identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm
+        identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm, scope=scope
     )
     return Call("meta/agent_memory/update", params, lambda r: AgentMemoryUpdateResult(**r))
 
 
 def forget_agent_memory(
-    identity: str, memory_id: str, *, realm: str | None = None
+    identity: str | None, memory_id: str, *, realm: str | None = None, scope: dict[str, str] | None = None
 ) -> Call[AgentMemoryForgetResult]:
     """Forget a memory: it is tombstoned and never recalled or injected again (text already in a
     model's context stays there).
 
     Args:
-        identity: whose memory it is.
+        identity: whose memory it is (``None`` with a shared ``scope``).
+        scope: the shared scope the record lives in (as :func:`remember_agent_memory` takes it).
         memory_id: the record to forget.
         realm: the realm (default: the configured ``[agent_memory] realm``).
 
@@ -299,8 +323,54 @@ def forget_agent_memory(
         CapabilityUnavailable: agent memory is not enabled.
         StorageRefused: the realm's store cannot be served.
     """
-    params = _drop_none(identity=identity, memory_id=memory_id, realm=realm)
+    params = _drop_none(identity=identity, memory_id=memory_id, realm=realm, scope=scope)
     return Call("meta/agent_memory/forget", params, lambda r: AgentMemoryForgetResult(**r))
+
+
+def propose_agent_memory(
+    scope: dict[str, str],
+    *,
+    title: str,
+    body: str,
+    description: str | None = None,
+    tags: list[str] | None = None,
+    kind: str | None = None,
+    realm: str | None = None,
+) -> Call[dict[str, Any]]:
+    """Queue a proposal for a mob's or an operator's shared memory, for an operator to accept or
+    reject on the console (an application proposal: authored ``application``, never tainted).
+
+    Args:
+        scope: the scope an accept commits into, as on the wire: ``{"kind": "mob", "key":
+            "crew"}``, or ``{"kind": "operator", "key": ...}`` (only with ``[agent_memory]
+            operator_scope = "provisional"``).
+        title: one line, at most 200 bytes (whitespace runs become one space).
+        body: the proposed memory, at most 64 KiB.
+        description: a one-line summary, at most 400 bytes.
+        tags: tags (trimmed, lowercased, deduplicated and sorted).
+        kind: the record kind an accept gives it (default ``fact``).
+        realm: the realm (default: the configured ``[agent_memory] realm``).
+
+    Returns:
+        ``proposal_id``, ``realm``, ``scope_kind``, ``scope_key``, ``status`` (``pending``),
+        ``tainted`` (false) and the ``content_hash`` a decision binds to.
+
+    Raises:
+        InvalidParams: a field broke a rule, or an operator scope while ``operator_scope`` is off
+            (the message names it).
+        WriteRefused: a text holds a secret, or breaks a cap; ``rule`` says which.
+        CapabilityUnavailable: agent memory is not enabled.
+    """
+    params = _drop_none(
+        scope=scope,
+        title=title,
+        body=body,
+        description=description,
+        tags=tags,
+        kind=kind,
+        realm=realm,
+    )
+    return Call("meta/agent_memory/propose", params, dict)
 
 
 def list_agent_memory(
@@ -682,9 +752,10 @@ def session_compact(key: str) -> Call[None]:
     return _session("compact", key, _nothing)
 
 
-def session_close(key: str) -> Call[None]:
-    """``meta/session/close``."""
-    return _session("close", key, _nothing)
+def session_close(key: str, *, cause: str | None = None) -> Call[str | None]:
+    """``meta/session/close``: the exit-interview harvest it queued (``"queued"``), or
+    ``"steward_disabled"``, or ``None`` without a ``cause``."""
+    return _session("close", key, lambda r: r.get("harvest"), **_drop_none(cause=cause))
 
 
 # -- the console surface ------------------------------------------------------------------------
@@ -773,3 +844,128 @@ def console_decide(
         rationale=rationale,
     )
     return _console("meta/memory/quarantine/decide", params, idempotent=False)
+
+
+def console_resolve_audit_verdict(
+    run_id: str,
+    record_id: str,
+    action: str,
+    *,
+    expected_content_hash: str | None = None,
+    realm: str | None = None,
+    rationale: str | None = None,
+) -> Call[dict[str, Any]]:
+    """Resolve one of the steward's usage-audit verdicts (``meta/memory/panel/audit_verdicts``
+    lists the open ones); the caller's console subject is recorded as the reviewer.
+
+    Args:
+        run_id: the dream run that gave the verdict.
+        record_id: the record it judges.
+        action: ``"acknowledge"`` (the verdict closes, the record stays as it is) or
+            ``"tombstone"`` (only for a ``dead_weight`` verdict: the record is tombstoned, and
+            every open verdict on it closes).
+        expected_content_hash: the ``content_hash`` of the record as read (64 lowercase hex);
+            required to tombstone.
+        realm: the realm (default: the configured ``[agent_memory] realm``).
+        rationale: why.
+
+    Returns:
+        What the resolution did: ``outcome`` (``acknowledged``, ``tombstoned``, or
+        ``already_...`` for a replay), the ``verdict`` and the ``record`` as they stand now, and
+        the ``decision`` as audited.
+
+    Raises:
+        AuditVerdictRefused: nothing changed; ``reason`` says why (``unknown_verdict``,
+            ``already_resolved``, ``content_mismatch``, ``not_dead_weight``, ``not_active``).
+        AccessDenied: the caller may not read the record, or not write (acknowledge) or delete
+            (tombstone) its memory.
+        ReadOnly: the console is read-only.
+        CapabilityUnavailable: agent memory is not enabled.
+    """
+    params = _drop_none(
+        run_id=run_id,
+        record_id=record_id,
+        action=action,
+        expected_content_hash=expected_content_hash,
+        realm=realm,
+        rationale=rationale,
+    )
+    return _console("meta/memory/audit_verdicts/resolve", params, idempotent=False)
+
+
+def console_proposals(*, realm: str | None = None, limit: int | None = None) -> Call[dict[str, Any]]:
+    """The open proposals (pending, or held by a dream), newest first, as far as the console's
+    access rules let the caller see them; bodies are withheld.
+
+    Args:
+        realm: one realm (default: every realm).
+        limit: how many at most (clamped into 1..200; default 50).
+
+    Returns:
+        ``proposals`` (each with its ``status``, ``tainted`` and ``content_hash``) and ``realms``.
+
+    Raises:
+        AccessDenied: the caller may not list proposals (an unscoped ``agent.memory.read``).
+        MethodNotFound: agent memory is not enabled, so there is no memory panel.
+    """
+    return _console("meta/memory/panel/proposals", _drop_none(realm=realm, limit=limit))
+
+
+def console_proposal(proposal_id: str, *, realm: str | None = None) -> Call[dict[str, Any]]:
+    """One proposal in full, as a reviewer reads it before deciding.
+
+    Args:
+        proposal_id: the proposal's id.
+        realm: its realm (default: the first realm holding the id).
+
+    Returns:
+        ``realm`` and ``proposal`` (with its ``body`` and ``content_hash``).
+
+    Raises:
+        UnknownRecord: no proposal has the id.
+        AccessDenied: the caller may not read the proposal's scope.
+        MethodNotFound: agent memory is not enabled, so there is no memory panel.
+    """
+    return _console("meta/memory/panel/proposal", _drop_none(proposal_id=proposal_id, realm=realm))
+
+
+def console_decide_proposal(
+    proposal_id: str,
+    verdict: str,
+    *,
+    expected_content_hash: str,
+    realm: str | None = None,
+    rationale: str | None = None,
+) -> Call[dict[str, Any]]:
+    """Accept or reject a proposal, bound to the content hash of the version read; the caller's
+    console subject is recorded as the reviewer.
+
+    Args:
+        proposal_id: the proposal.
+        verdict: ``"accept"`` (committed into its mob or operator scope; a tainted proposal
+            waits on a gated promotion instead) or ``"reject"``.
+        expected_content_hash: the ``content_hash`` of the proposal as read (64 lowercase hex).
+        realm: the realm (default: the configured ``[agent_memory] realm``).
+        rationale: why.
+
+    Returns:
+        What the decision did: ``outcome`` (``accepted``, ``rejected``, ``gated``, or
+        ``already_...`` for a replay), the ``proposal``, the ``record`` committed and the
+        ``pending_id`` of a gated promotion as they stand now, and the ``decision`` as audited.
+
+    Raises:
+        ProposalReviewRefused: nothing was written; ``reason`` says why (``content_mismatch``,
+            ``already_decided``, ``gate_pending``, ``operator_scope_off``).
+        UnknownRecord: no such proposal.
+        AccessDenied: the caller may not read the proposal's scope or commit into it.
+        ReadOnly: the console is read-only.
+        CapabilityUnavailable: agent memory is not enabled.
+    """
+    params = _drop_none(
+        proposal_id=proposal_id,
+        verdict=verdict,
+        expected_content_hash=expected_content_hash,
+        realm=realm,
+        rationale=rationale,
+    )
+    return _console("meta/memory/proposals/decide", params, idempotent=False)

@@ -33,6 +33,9 @@ class AgentMemoryRecord:
         tags: trimmed, lowercased, deduplicated and sorted.
         created_at_ms: when it was written (Unix ms).
         updated_at_ms: when it last changed (Unix ms).
+        scope_kind: the scope it lives in: ``identity`` (the identity's own), or a scope the
+            identity shares (``mob``, ``operator``, ``realm``).
+        scope_key: the identity, mob or operator of that scope (``""`` for the realm scope).
     """
 
     memory_id: str
@@ -41,6 +44,8 @@ class AgentMemoryRecord:
     tags: tuple[str, ...]
     created_at_ms: int
     updated_at_ms: int
+    scope_kind: str
+    scope_key: str
 
     @classmethod
     def from_wire(cls, w: dict[str, Any]) -> AgentMemoryRecord:
@@ -53,7 +58,14 @@ class AgentMemoryRecord:
             The record.
         """
         return cls(
-            w["memory_id"], w["title"], w["body"], tuple(w["tags"]), w["created_at_ms"], w["updated_at_ms"]
+            w["memory_id"],
+            w["title"],
+            w["body"],
+            tuple(w["tags"]),
+            w["created_at_ms"],
+            w["updated_at_ms"],
+            w.get("scope_kind", "identity"),
+            w.get("scope_key") or "",
         )
 
 
@@ -63,8 +75,6 @@ class AgentMemoryEntry(AgentMemoryRecord):
 
     Attributes:
         realm: the realm it lives in.
-        scope_kind: ``identity``, ``mob``, ``operator`` or ``realm``.
-        scope_key: the identity, mob or operator it belongs to (``None`` for the realm scope).
         kind: ``preference``, ``fact``, ``gotcha``, ``procedure``, ``relationship``,
             ``open_loop`` or ``reference``.
         description: a short description, when the writer gave one.
@@ -81,8 +91,6 @@ class AgentMemoryEntry(AgentMemoryRecord):
     """
 
     realm: str
-    scope_kind: str
-    scope_key: str | None
     kind: str
     description: str | None
     status: str
@@ -112,9 +120,9 @@ class AgentMemoryEntry(AgentMemoryRecord):
             tuple(w["tags"]),
             w["created_at_ms"],
             w["updated_at_ms"],
-            w["realm"],
             w["scope_kind"],
-            w.get("scope_key"),
+            w.get("scope_key") or "",
+            w["realm"],
             w["kind"],
             w.get("description"),
             w["status"],

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import CONTRACT_VERSION, __version__, backends
 from .access import AccessEngine, BearerAuthenticator, Roster, RosterProvider
+from .access.reading import RosterScopes
 from .clock import Clock, SystemClock
 from .config import DEFAULT_CONFIG, AgentMemoryConfig, MetaConfig, load_config_dict
 from .errors import StorageRefused
@@ -149,6 +150,7 @@ class MetaRuntime:
                     clock=clock,
                     events=events,
                     provider=provider,
+                    shared=RosterScopes(access, operator_scope=config.agent_memory.operator_scope != "off"),
                 )
         except BaseException:
             if timeline is not None:

@@ -96,7 +96,7 @@ def remember(
 
 
 def hits(store: SqliteRealmStore, identity: str, text: str) -> set[str]:
-    ranked = rank(store.term_index(Scope.identity(REALM, identity)), query_terms(text), 10_000)
+    ranked = rank(store.term_index([Scope.identity(REALM, identity)]), query_terms(text), 10_000)
     return {r.id for r in store.records_by_doc([doc for doc, _ in ranked]).values()}
 
 

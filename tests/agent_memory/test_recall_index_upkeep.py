@@ -288,7 +288,7 @@ def assert_fully_indexed(store: SqliteRealmStore, path: Path, *, pruned: bool = 
 
 def contextual_hits(store: SqliteRealmStore, identity: str, text: str) -> set[int]:
     """Docs a contextual recall ranks for ``text`` (reading the index applies the backlog first)."""
-    hits = rank(store.term_index(Scope.identity(REALM, identity)), query_terms(text), 10_000)
+    hits = rank(store.term_index([Scope.identity(REALM, identity)]), query_terms(text), 10_000)
     docs = {doc for doc, _ in hits}
     assert len(docs) == len(hits)
     found = store.records_by_doc(list(docs))
@@ -1180,7 +1180,7 @@ def test_neighbours_come_from_the_index_file_in_either_tier_and_in_files_made_be
     def neighbours(store: SqliteRealmStore) -> dict[int, list[int]]:
         state = read_file_state(path)
         docs = [d for d in state.active_docs() if state.records[d].scope_id == state.scope_ids["alice"]]
-        found = store.term_index(alice).neighbors(docs)  # catches the index up first
+        found = store.term_index([alice]).neighbors(docs)  # catches the index up first
         assert {d: list(ns) for d, ns in found.items()} == expected_neighbours(read_file_state(path), "alice")
         return {d: list(ns) for d, ns in found.items()}
 
@@ -1229,7 +1229,7 @@ def test_a_recall_reads_the_index_file_in_one_read_transaction(
         store.flush_index()
         assert store.merge_fresh(25) == 25  # both tiers hold records
         provider = LexicalRecallProvider()
-        query = RecallQuery(Scope.identity(REALM, "alice"), "contextual", "harbor espresso kettle", (), 10)
+        query = RecallQuery((Scope.identity(REALM, "alice"),), "contextual", "harbor espresso kettle", (), 10)
         statements: list[str] = []
         index_db = store._keeper.index._db
         index_db.set_trace_callback(statements.append)
@@ -1241,7 +1241,7 @@ def test_a_recall_reads_the_index_file_in_one_read_transaction(
         begins = [sql for sql in statements if sql.lstrip().upper().startswith("BEGIN")]
         assert len(begins) == 1, statements
         with (
-            store.reading_index(Scope.identity(REALM, "alice")),
+            store.reading_index([Scope.identity(REALM, "alice")]),
             pytest.raises(AssertionError, match="write"),
         ):
             store.merge_fresh(5)  # no write inside a reading: it would end the snapshot
@@ -1417,19 +1417,19 @@ def test_new_records_wait_in_the_fresh_tier_and_a_merge_moves_them_without_chang
         assert fresh_docs(path) == state.active_docs()  # all eleven wait in the fresh tier
         with snapshot(index_path(path)) as ix:
             assert ix.execute("SELECT count(*) FROM postings").fetchone() == (0,)
-        ranked = rank(store.term_index(Scope.identity(REALM, "alice")), query_terms("harbor espresso"), 100)
+        ranked = rank(store.term_index([Scope.identity(REALM, "alice")]), query_terms("harbor espresso"), 100)
 
         assert store.merge_fresh(4) == 4
         assert len(fresh_docs(path)) == 7
         assert (
-            rank(store.term_index(Scope.identity(REALM, "alice")), query_terms("harbor espresso"), 100)
+            rank(store.term_index([Scope.identity(REALM, "alice")]), query_terms("harbor espresso"), 100)
             == ranked
         )
         assert store.merge_fresh(100) == 7
         assert fresh_docs(path) == set()
         assert_fully_indexed(store, path)
         assert (
-            rank(store.term_index(Scope.identity(REALM, "alice")), query_terms("harbor espresso"), 100)
+            rank(store.term_index([Scope.identity(REALM, "alice")]), query_terms("harbor espresso"), 100)
             == ranked
         )
     finally:
@@ -1450,23 +1450,23 @@ def test_a_reader_follows_another_process_moving_and_removing_fresh_records(
         harbor_notes(store, clock, range(6))
         alice = Scope.identity(REALM, "alice")
         assert len(contextual_hits(store, "alice", "harbor")) == 6  # now held in memory
-        assert store.term_index(alice).collection_stats().doc_count == 6
+        assert store.term_index([alice]).collection_stats().doc_count == 6
 
         assert other.merge(3) == 3  # another process moves three into the postings
         assert len(contextual_hits(store, "alice", "harbor")) == 6
-        assert store.term_index(alice).collection_stats().doc_count == 6
-        assert store.term_index(alice).document_frequencies(["harbor"]) == {"harbor": 6}
+        assert store.term_index([alice]).collection_stats().doc_count == 6
+        assert store.term_index([alice]).document_frequencies(["harbor"]) == {"harbor": 6}
 
         # A removal, applied by the other process: of a fresh record, then of a merged one.
         state = read_file_state(path)
         fresh_id, merged_id = (state.records[max(fresh_docs(path))].memory_id, state.records[1].memory_id)
         write(store, TombstoneOp(fresh_id, alice), TombstoneOp(merged_id, alice))
         assert other.catch_up(realm) == 2
-        store.term_index(alice)  # the store sees the index caught up: nothing left to do itself
+        store.term_index([alice])  # the store sees the index caught up: nothing left to do itself
         assert store.backlog() == 0
         hits = contextual_hits(store, "alice", "harbor")
         assert state.ids(hits) == {f"a{n}" for n in range(6)} - {fresh_id, merged_id}
-        assert store.term_index(alice).collection_stats().doc_count == 4
+        assert store.term_index([alice]).collection_stats().doc_count == 4
         assert_fully_indexed(store, path)  # (the queue is pruned by the quiet-time task, off here)
     finally:
         realm.close()

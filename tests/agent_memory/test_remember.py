@@ -35,7 +35,17 @@ def test_remember_returns_the_record_shape_with_clock_timestamps(
     handle: MetaHandle, clock: ManualClock
 ) -> None:
     result = _remember(handle, tags=["ops"])
-    assert set(result) == {"memory_id", "title", "body", "tags", "created_at_ms", "updated_at_ms"}
+    assert set(result) == {
+        "memory_id",
+        "title",
+        "body",
+        "tags",
+        "created_at_ms",
+        "updated_at_ms",
+        "scope_kind",
+        "scope_key",
+    }
+    assert (result["scope_kind"], result["scope_key"]) == ("identity", "alice")
     assert result["memory_id"].startswith("mem-")
     assert (result["title"], result["body"], result["tags"]) == ("Deploys", "Deploys need approval.", ["ops"])
     assert result["created_at_ms"] == result["updated_at_ms"] == clock.now_ms()

@@ -25,7 +25,17 @@ def test_remember_recall_update_forget_over_stdio(stdio_gateway: Start, state_di
             "tags": ["Coffee", "coffee"],
         },
     )["result"]
-    assert set(saved) == {"memory_id", "title", "body", "tags", "created_at_ms", "updated_at_ms"}
+    assert set(saved) == {
+        "memory_id",
+        "title",
+        "body",
+        "tags",
+        "created_at_ms",
+        "updated_at_ms",
+        "scope_kind",
+        "scope_key",
+    }
+    assert (saved["scope_kind"], saved["scope_key"]) == ("identity", "alice")
     assert (saved["title"], saved["body"], saved["tags"]) == ("Espresso grinder", "Setting 12.", ["coffee"])
     recalled = gateway.request(
         "meta/agent_memory/recall", {"identity": "alice", "query_text": "espresso grinder"}

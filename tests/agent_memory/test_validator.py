@@ -39,7 +39,7 @@ def test_a_batch_of_more_than_1024_ops_is_refused_and_1024_is_accepted(
     too_many = [CreateOp(make_record()) for _ in range(MAX_BATCH_OPS + 1)]
     assert MAX_BATCH_OPS == 1024
     assert _refused(store, _batch(*too_many)) == "batch-too-large"
-    assert store.newest_active(ALICE, 64) == []
+    assert store.newest_active([ALICE], 64) == []
     assert len(store.commit(_batch(*too_many[:MAX_BATCH_OPS])).records) == MAX_BATCH_OPS
 
 
@@ -162,7 +162,7 @@ def test_one_batch_cannot_supersede_the_same_record_twice(
         CreateOp(make_record("left", supersedes="old")), CreateOp(make_record("right", supersedes="old"))
     )
     assert _refused(store, fork) == "supersede-inactive"
-    assert [r.id for r in store.newest_active(ALICE, 64)] == ["old"]
+    assert [r.id for r in store.newest_active([ALICE], 64)] == ["old"]
 
 
 def test_one_batch_cannot_supersede_a_record_it_tombstones(
@@ -248,7 +248,7 @@ def test_a_refused_batch_writes_nothing_at_all(
     assert _refused(store, batch) == "secret-detected"
     assert store.audit_rows() == audit_before
     assert [store.get(i) for i in ("fine-1", "fine-2", "leaky")] == [None, None, None]
-    assert [r.id for r in store.newest_active(ALICE, 64)] == ["old"]
+    assert [r.id for r in store.newest_active([ALICE], 64)] == ["old"]
     assert store.get("old").status is Status.ACTIVE  # type: ignore[union-attr]
 
 
@@ -260,8 +260,8 @@ def test_a_batch_that_fails_while_applying_rolls_back_without_confusing_scopes(
         store.commit(_batch(CreateOp(make_record("c1", scope=carol, working_set_rank=2**70))))
     store.commit(_batch(CreateOp(make_record("b1", scope=Scope.identity("r", "bob")))))
     store.commit(_batch(CreateOp(make_record("c2", scope=carol))))
-    assert [r.id for r in store.newest_active(Scope.identity("r", "bob"), 64)] == ["b1"]
-    assert [r.id for r in store.newest_active(carol, 64)] == ["c2"]
+    assert [r.id for r in store.newest_active([Scope.identity("r", "bob")], 64)] == ["b1"]
+    assert [r.id for r in store.newest_active([carol], 64)] == ["c2"]
     assert store.get("c1") is None and store.audit_rows("c1") == []
 
 

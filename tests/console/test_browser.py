@@ -277,7 +277,7 @@ def test_empty_listings_show_their_empty_states(page: Any, sign_in: SignIn) -> N
     sign_in(page)
     for link, empty in [
         ("Dream runs", "No dream runs"),
-        ("Proposals", "No pending proposals"),
+        ("Proposals", "No proposals waiting"),
         ("Harvests", "No pending harvests"),
         ("Injections", "No injections recorded"),
         ("Audit verdicts", "No open audit verdicts"),

@@ -60,6 +60,8 @@ def test_the_package_exports_exactly_its_public_surface() -> None:
             "StoreUnavailable",
             "AccessDenied",
             "QuarantineReviewRefused",
+            "ProposalReviewRefused",
+            "AuditVerdictRefused",
         ]
     )
 

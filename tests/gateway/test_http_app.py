@@ -79,6 +79,7 @@ PANEL_METHODS = [
         "audit_verdicts",
         "overview",
         "proposals",
+        "proposal",
         "injections",
         "harvests",
     )
@@ -109,6 +110,7 @@ def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: 
             *AGENT_MEMORY_METHODS,
             *sessions,
             *GATING_METHODS,
+            "meta/agent_memory/propose",  # the application's proposals (SDK only)
             "meta/capabilities",
             "meta/status",
             "meta/timeline/query",
@@ -122,6 +124,8 @@ def test_capabilities_list_the_methods_of_each_surface(client: TestClient, rpc: 
             *AGENT_MEMORY_METHODS,
             *GATING_METHODS[1:],  # evaluate is an SDK call
             "meta/memory/quarantine/decide",
+            "meta/memory/proposals/decide",
+            "meta/memory/audit_verdicts/resolve",
             *PANEL_METHODS,  # console only
             "meta/capabilities",
             "meta/status",

@@ -132,7 +132,7 @@ def templates(memory_id: str, session_key: str) -> dict[str, dict[str, Any]]:
         },
         "meta/session/reset": {"session_key": session_key},
         "meta/session/compact": {"session_key": session_key},
-        "meta/session/close": {"session_key": session_key},
+        "meta/session/close": {"session_key": session_key, "cause": "retired"},
         "meta/session/peer_message": {"session_key": session_key, "sender_session_key": session_key},
         "meta/session/tool_definitions": {"format": "openai"},
         "meta/gating/evaluate": {
@@ -157,8 +157,21 @@ def templates(memory_id: str, session_key: str) -> dict[str, dict[str, Any]]:
             )
         },
         "meta/storage/doctor": {"state_dir": "no-such-state-dir", "identity": "alice"},
+        "meta/memory/audit_verdicts/resolve": {
+            "realm": "default", "run_id": "dream-1", "record_id": memory_id, "action": "tombstone",
+            "expected_content_hash": "0" * 64, "rationale": "checked",
+        },
         "meta/memory/quarantine/decide": {
             "identity": "alice", "memory_id": memory_id, "verdict": "release",
+            "expected_content_hash": "0" * 64, "rationale": "checked",
+        },
+        "meta/agent_memory/propose": {
+            "realm": "default", "scope": {"kind": "mob", "key": "crew"}, "title": "T", "body": "B",
+            "description": "d", "tags": ["x"], "kind": "fact",
+        },
+        "meta/memory/panel/proposal": {"proposal_id": "prop-x", "realm": "default"},
+        "meta/memory/proposals/decide": {
+            "realm": "default", "proposal_id": "prop-x", "verdict": "accept",
             "expected_content_hash": "0" * 64, "rationale": "checked",
         },
     }  # fmt: skip

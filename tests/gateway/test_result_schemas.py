@@ -100,6 +100,31 @@ def test_every_method_returns_what_its_signature_declares(tmp_path: Path) -> Non
             surface=CONSOLE,
         )
         call("meta/memory/steward/dream", {"realm": "default"}, surface=CONSOLE)
+        assert runtime.agent_memory is not None
+        with runtime.agent_memory.store("default").transaction() as txn:  # a usage audit's verdict
+            txn.add_audit_verdicts(
+                "dream-1", [(kept["memory_id"], "dead_weight", "never used")], clock.now_ms()
+            )
+        call(
+            "meta/memory/audit_verdicts/resolve",
+            {"run_id": "dream-1", "record_id": kept["memory_id"], "action": "acknowledge"},
+            surface=CONSOLE,
+        )
+        crew = {"scope": {"kind": "mob", "key": "crew"}}
+        proposed = call(
+            "meta/agent_memory/propose", {**crew, "title": "Freeze", "body": "No deploys in December."}
+        )
+        call("meta/agent_memory/propose", {**crew, "title": "Window", "body": "Deploys go out on Tuesdays."})
+        read = call("meta/memory/panel/proposal", {"proposal_id": proposed["proposal_id"]}, surface=CONSOLE)
+        call(
+            "meta/memory/proposals/decide",
+            {
+                "proposal_id": proposed["proposal_id"],
+                "verdict": "accept",
+                "expected_content_hash": read["proposal"]["content_hash"],
+            },
+            surface=CONSOLE,
+        )
         for panel in (
             "dreams",
             "dream_runs",

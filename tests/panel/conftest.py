@@ -108,6 +108,12 @@ def access_config(*, enabled: bool = True) -> dict[str, Any]:
                     "agents": ["scout"],
                 },
                 {"id": "blind", "groups": ["blind"], "actions": ["agent.memory.read"]},
+                # The identities' agents propose to their mob (an identity is its own principal).
+                {
+                    "id": "proposers",
+                    "subjects": ["lead", "scout", "analyst"],
+                    "actions": ["mob.memory.propose"],
+                },
                 {
                     "id": "reviewers",
                     "groups": ["review"],

@@ -145,14 +145,14 @@ def test_scopes_named_by_proposals_promotions_and_harvests_count_toward_the_rule
             "'committed', NULL, 1, 2)"
         )
     bench.tool(
-        bench.session("lead", mob="crew", realm="proposed"), action="propose_to_mob", title="T", body="B"
+        bench.session("lead", mob="ops", realm="proposed"), action="propose_to_mob", title="T", body="B"
     )
 
     def withheld(realm: str, principal: Any) -> bool:
         return bool(bench.panel("dreams", {"realm": realm}, principal)["withheld_by_access"])
 
     assert withheld("harvested", AUDITOR) and withheld("promoted", AUDITOR)  # scout; operator scope
-    assert not withheld("proposed", AUDITOR)  # mob "crew" is AUDITOR's to read
+    assert not withheld("proposed", AUDITOR)  # mob "ops" is AUDITOR's to read
     assert withheld("proposed", BLIND) and not withheld("plain", BLIND)  # BLIND has no mob.memory.read
     assert not withheld("harvested", REVIEWER)
 

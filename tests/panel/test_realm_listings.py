@@ -119,7 +119,7 @@ def test_floor_pressure_starts_at_4000_active_records_or_32_mib_of_bodies(bench:
     assert pressure() == (True, True)
 
 
-def test_proposals_list_pending_metadata_without_bodies_and_with_the_taint_flag(bench: Bench) -> None:
+def test_proposals_list_metadata_without_bodies_with_the_taint_flag_and_content_hash(bench: Bench) -> None:
     clean = bench.session("lead", mob="ops")
     bench.tool(clean, action="propose_to_mob", title="Clean idea", body="From a clean session.")
     tainted = bench.session("lead", mob="ops")
@@ -140,7 +140,9 @@ def test_proposals_list_pending_metadata_without_bodies_and_with_the_taint_flag(
         "status",
         "created_at_ms",
         "tainted",
+        "content_hash",
     }
+    assert rows[0]["content_hash"] == content_hash("Tainted idea", "From a web page.")
     assert (rows[0]["scope_kind"], rows[0]["scope_key"], rows[0]["status"]) == ("mob", "ops", "pending")
     assert rows[0]["author"] == {"author": "agent", "identity": "lead"}
     assert bench.panel("proposals", {}, BLIND)["proposals"] == []  # no mob.memory.read

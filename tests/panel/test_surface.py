@@ -1,4 +1,4 @@
-"""The ten methods on the wire: console surface only, unconfigured without agent memory, advertised to
+"""The eleven methods on the wire: console surface only, unconfigured without agent memory, advertised to
 callers who could use them, entry gates, params refused naming the field, ``realms`` in every result,
 and ``POST /console/rpc`` with a bearer token."""
 
@@ -31,10 +31,12 @@ from .conftest import (
 
 VERBS = [name.removeprefix(PANEL) for name in PANEL_METHODS]
 REALM_LEVEL = ["dreams", "dream_runs", "audit_verdicts", "overview", "proposals", "injections", "harvests"]
+DETAILS = {"record": {"memory_id": "mem-x"}, "proposal": {"proposal_id": "prop-x"}}  # one item each
+LISTINGS = [v for v in VERBS if v not in DETAILS]
 
 
-def test_there_are_exactly_ten_panel_methods() -> None:
-    assert sorted(VERBS) == sorted(["records", "record", "quarantine", *REALM_LEVEL])
+def test_there_are_exactly_eleven_panel_methods() -> None:
+    assert sorted(VERBS) == sorted(["records", *DETAILS, "quarantine", *REALM_LEVEL])
 
 
 @pytest.mark.parametrize("verb", VERBS)
@@ -51,7 +53,7 @@ def test_without_agent_memory_the_panel_is_not_configured_and_not_advertised(tmp
     bench = open_bench(tmp_path / "state", config)
     try:
         for verb in VERBS:
-            refused = bench.refusal(verb, {"memory_id": "mem-x"} if verb == "record" else {})
+            refused = bench.refusal(verb, DETAILS.get(verb, {}))
             assert (refused.code, refused.message) == (-32601, "memory panel is not configured")
         advertised = bench.call("meta/capabilities")["methods"]
         assert not any(name.startswith(PANEL) for name in advertised)
@@ -65,10 +67,10 @@ def test_capabilities_advertise_each_method_only_to_callers_who_could_use_it(ben
         return {name.removeprefix(PANEL) for name in methods if name.startswith(PANEL)}
 
     assert advertised(ROOT) == set(VERBS)
-    assert advertised(AUDITOR) == {"records", "record", *REALM_LEVEL}
-    assert advertised(RED) == {"records", "record", "quarantine"}
-    assert advertised(LEADS) == {"records", "record"}
-    assert advertised(OUTSIDER) == {"records", "record"}
+    assert advertised(AUDITOR) == {"records", *DETAILS, *REALM_LEVEL}
+    assert advertised(RED) == {"records", *DETAILS, "quarantine"}
+    assert advertised(LEADS) == {"records", *DETAILS}
+    assert advertised(OUTSIDER) == {"records", *DETAILS}
 
 
 @pytest.mark.parametrize("verb", REALM_LEVEL)
@@ -79,7 +81,7 @@ def test_realm_level_reads_need_an_unscoped_read_grant(bench: Bench, verb: str) 
     assert denied.data == {"kind": "access_denied", "action": "agent.memory.read", "resource": None}
 
 
-@pytest.mark.parametrize("verb", [v for v in VERBS if v != "record"])
+@pytest.mark.parametrize("verb", LISTINGS)
 def test_every_listing_names_the_realms_it_covered(bench: Bench, verb: str) -> None:
     bench.remember("lead", "Note", realm="beta")
     bench.remember("lead", "Note", realm="alpha")
@@ -97,7 +99,7 @@ def test_params_that_are_not_an_object_are_refused(bench: Bench, verb: str, para
     assert (refused.code, refused.message) == (-32602, "params must be a JSON object")
 
 
-@pytest.mark.parametrize("verb", [v for v in VERBS if v not in ("record", "overview")])
+@pytest.mark.parametrize("verb", [v for v in LISTINGS if v != "overview"])
 @pytest.mark.parametrize(("params", "field"), [({"limit": "5"}, "limit"), ({"realm": 3}, "realm")])
 def test_bad_listing_params_are_refused_naming_the_field(
     bench: Bench, verb: str, params: dict[str, Any], field: str

@@ -71,7 +71,8 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
 
 @pytest.fixture
 def meta(tmp_path: Path, clock: ManualClock, backend: Backend) -> Iterator[MetaHandle]:
-    builder = Meta.builder().persistent_state(tmp_path / "state")
+    # alice belongs to mob `team`, where the memory tool's propose_to_mob writes.
+    builder = Meta.builder().persistent_state(tmp_path / "state").roster({"identity": "alice", "mob": "team"})
     with builder.agent_memory(llm_writes="observed", **backend.store_config()).clock(clock).build() as handle:
         yield handle
 

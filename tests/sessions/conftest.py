@@ -14,8 +14,11 @@ from meta_memory.clock import ManualClock
 from meta_memory.sdk import MemoryToolResult
 
 from ..conftest import BACKENDS, Backend, make_backend
+from .serving import start_gateways  # noqa: F401 (the fixture `start`: real gateway processes)
 
 OpenMeta = Callable[..., MetaHandle]
+# The mob the sessions' proposals go to: alice and bob work in it, carol in none.
+TEAM = ({"identity": "alice", "mob": "team"}, {"identity": "bob", "mob": "team"})
 
 
 @pytest.fixture(params=BACKENDS)
@@ -32,7 +35,8 @@ def open_meta(tmp_path: Path, clock: ManualClock, backend: Backend) -> Iterator[
     def open_(**agent_memory: Any) -> MetaHandle:
         state = tmp_path / f"state-{len(opened)}"
         options = {**backend.store_config(), **agent_memory}
-        handle = Meta.builder().persistent_state(state).agent_memory(**options).clock(clock).build()
+        builder = Meta.builder().persistent_state(state).agent_memory(**options).clock(clock)
+        handle = builder.roster(*TEAM).build()
         opened.append(handle)
         return handle
 

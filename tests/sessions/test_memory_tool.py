@@ -133,6 +133,7 @@ def test_recall_returns_a_json_array_of_the_agents_active_records(
         "body": "Deploys need ops approval.",
         "tags": ["ops"],
         "updated_at_ms": stored(meta, deploys).updated_at_ms,
+        "scope": "identity",
     }
     assert sorted(r["title"] for r in newest) == ["Deploy policy", "Lunch"]
     assert len(one) == 1

@@ -6,6 +6,8 @@ from meta_memory.steward import ReviewerError, VerdictFormatError, parse_verdict
 
 def test_the_steward_package_exports_exactly_its_public_surface() -> None:
     assert sorted(steward_package.__all__) == [
+        "AUDIT_ACTIONS",
+        "AuditVerdicts",
         "Contradiction",
         "DeterministicReviewer",
         "DreamInput",
@@ -17,6 +19,7 @@ def test_the_steward_package_exports_exactly_its_public_surface() -> None:
         "HarvestItem",
         "HarvestVerdict",
         "ItemOutcome",
+        "NO_MOB_PARTITION",
         "OpenAICompatibleReviewer",
         "OpenLoopEscalation",
         "PROMOTE_PROPOSAL_ACTION",
@@ -28,6 +31,7 @@ def test_the_steward_package_exports_exactly_its_public_surface() -> None:
         "QUARANTINE_MAX",
         "QuarantineItem",
         "QuarantineVerdict",
+        "ResolveParams",
         "Reviewer",
         "ReviewerError",
         "Steward",
@@ -35,8 +39,10 @@ def test_the_steward_package_exports_exactly_its_public_surface() -> None:
         "USAGE_SAMPLE_MAX",
         "UsageVerdict",
         "VerdictFormatError",
+        "VerdictResolution",
         "parse_cadence",
         "parse_dream_params",
+        "parse_resolve_params",
         "parse_verdicts",
         "reviewer_from_config",
     ]

@@ -11,7 +11,7 @@ import pytest
 from meta_memory.clock import ManualClock
 from meta_memory.errors import ConfigError
 from meta_memory.runtime import MetaRuntime
-from meta_memory.steward import StewardScheduler, parse_cadence
+from meta_memory.steward import NO_MOB_PARTITION, StewardScheduler, parse_cadence
 
 from .conftest import DAY_MS, MOB, REALM, Bench, config, open_bench
 
@@ -92,10 +92,11 @@ def test_per_mob_ticks_dream_each_roster_mob_as_its_own_partition(tmp_path: Path
         bench.quarantine("Crew", "A crew member's record.", identity="scout")
         bench.quarantine("Solo", "Nobody's mob.", identity="solo")
 
-        [report] = scheduler.tick()
+        crew, no_mob = scheduler.tick()
 
-        assert report.partition == f"mob:{MOB}"
-        assert [q.record.title for q in bench.reviewer.seen[-1].quarantined] == ["Crew"]
+        assert (crew.partition, no_mob.partition) == (f"mob:{MOB}", NO_MOB_PARTITION)
+        seen = [[q.record.title for q in dream.quarantined] for dream in bench.reviewer.seen]
+        assert seen == [["Crew"], ["Solo"]]
     finally:
         bench.runtime.close()
 

@@ -130,20 +130,24 @@ def write_history(runtime: MetaRuntime, clock: ManualClock) -> History:
     record an operator wrote."""
     memory = memory_of(runtime)
 
+    ALICE = Scope.identity("default", "alice")
+
     def tick() -> None:
         clock.advance(1000)
 
     first = memory.remember(
-        RememberParams("alice", "default", "Coffee order", UNICODE_BODY, ("pref", "日本語"))
+        RememberParams("alice", "default", "Coffee order", UNICODE_BODY, ("pref", "日本語"), ALICE)
     )
     tick()
     update, _ = memory.update(
-        UpdateParams("alice", "default", first.id, "Coffee order, v2", "Flat white, no sugar", ("pref",))
+        UpdateParams(
+            "alice", "default", first.id, "Coffee order, v2", "Flat white, no sugar", ("pref",), ALICE
+        )
     )
     tick()
-    forgotten = memory.remember(RememberParams("alice", "default", "Old address", "12 Elm Street", ()))
+    forgotten = memory.remember(RememberParams("alice", "default", "Old address", "12 Elm Street", (), ALICE))
     tick()
-    memory.forget(ForgetParams("alice", "default", forgotten.id))
+    memory.forget(ForgetParams("alice", "default", forgotten.id, ALICE))
     tick()
     origin, _ = memory.agent_remember(
         AgentDraft(
@@ -165,7 +169,11 @@ def write_history(runtime: MetaRuntime, clock: ManualClock) -> History:
         quarantine_reason="written in a tainted session",
     )
     tick()
-    other = memory.remember(RememberParams("bob", "second", "Bob's realm", "Bob keeps his own realm", ("x",)))
+    other = memory.remember(
+        RememberParams(
+            "bob", "second", "Bob's realm", "Bob keeps his own realm", ("x",), Scope.identity("second", "bob")
+        )
+    )
     tick()
     store = memory.store("default")
     realm_scoped = _operator_note(store, clock)

@@ -151,8 +151,9 @@ def test_an_edited_export_arrives_quarantined_or_refused_line_by_line_and_nothin
     config = tmp_path / "target.toml"
     config.write_text(toml_config(target))
     gateway = stdio_gateway(state, "--config", str(config))
-    recalled = gateway.call(
-        "meta/agent_memory/recall", {"identity": "alice", "selection": "always", "max_entries": 64}
+    recalled = gateway.call(  # alice's own scope (the realm scope's operator note is read too)
+        "meta/agent_memory/recall",
+        {"identity": "alice", "selection": "always", "max_entries": 64, "scopes": ["identity"]},
     )["result"]["records"]
     key = gateway.call("meta/session/open", {"identity": "alice"})["result"]["session_key"]
     context = gateway.call("meta/session/build_context", {"session_key": key})["result"]

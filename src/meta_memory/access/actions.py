@@ -63,10 +63,16 @@ ACTIONS: Mapping[str, str] = MappingProxyType(
         ),
         AGENT_MEMORY_WRITE: "Write an identity's memory (remember, update, a quarantine release).",
         AGENT_MEMORY_DELETE: "Tombstone an identity's memory (forget, a quarantine discard).",
-        AGENT_MEMORY_ADMIN: "Reserved: administrative operations on an identity's memory.",
-        MOB_MEMORY_READ: "Read mob-scoped memory.",
-        MOB_MEMORY_PROPOSE: "Propose a record for mob scope.",
-        MOB_MEMORY_COMMIT: "Reserved: commit mob-scoped memory directly.",
+        AGENT_MEMORY_ADMIN: (
+            "Administrative operations on memory: writing, updating or forgetting operator- and "
+            "realm-scoped memory (console)."
+        ),
+        MOB_MEMORY_READ: (
+            "Read mob-scoped memory: on the console; and, granted to an identity (as the rule's "
+            "subject), to have its mob's memory recalled and injected beside its own."
+        ),
+        MOB_MEMORY_PROPOSE: "Propose a record for mob scope (an identity's agent, as the rule's subject).",
+        MOB_MEMORY_COMMIT: "Write, update or forget mob-scoped memory directly (console).",
         OPERATOR_MEMORY_READ: (
             "Read operator-scoped memory; granted only by a rule that matches it, never implied "
             "by agent.memory.read."

@@ -32,6 +32,7 @@ APP_KEY_SCOPE: Mapping[str, KeyScope] = MappingProxyType(
         "meta/agent_memory/get": "realm",
         "meta/agent_memory/update": "realm",
         "meta/agent_memory/forget": "realm",
+        "meta/agent_memory/propose": "realm",
         "meta/memory/steward/dream": "realm",
         "meta/session/open": "realm",
         "meta/session/build_context": "session",

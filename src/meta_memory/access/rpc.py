@@ -6,7 +6,9 @@
 to tombstone) extended to every console method, each with how its actions are checked (its
 *gate*) and whether it mutates, since a read-only console refuses mutating methods with -32010.
 A decision on a gated memory promotion also needs an unscoped ``memory.quarantine.review``
-(:func:`require_promotion_reviewer`), which the gating handler checks on the entry it decides.
+(:func:`require_promotion_reviewer`), which the gating handler checks on the entry it decides;
+a decision on a proposal is judged on the proposal's scope once it is read
+(:func:`require_proposal_decider`).
 A console method missing from the table needs ``runtime.admin``, so a new method is closed until
 it is mapped. The stdio and ``POST /rpc`` surfaces are the trusted SDK channel and are not checked.
 """
@@ -20,6 +22,7 @@ from typing import Literal
 
 from ..errors import AccessDenied, ReadOnly
 from .actions import (
+    AGENT_MEMORY_ADMIN,
     AGENT_MEMORY_DELETE,
     AGENT_MEMORY_READ,
     AGENT_MEMORY_WRITE,
@@ -28,6 +31,9 @@ from .actions import (
     GATING_DECIDE,
     GATING_VIEW,
     MEMORY_QUARANTINE_REVIEW,
+    MOB_MEMORY_COMMIT,
+    MOB_MEMORY_READ,
+    OPERATOR_MEMORY_READ,
     RUNTIME_ADMIN,
     TIMELINE_READ,
 )
@@ -35,16 +41,21 @@ from .engine import AccessEngine, Resource
 from .principal import Principal
 
 __all__ = [
+    "AUDIT_VERDICT_RESOLVE",
+    "PROPOSALS_DECIDE",
     "QUARANTINE_DECIDE",
     "RPC_ACCESS",
     "UNMAPPED_METHOD",
     "Gate",
     "MethodAccess",
     "authorize_method",
+    "authorize_scope_write",
     "decide_actions",
     "may_review_promotions",
     "method_access",
     "require_promotion_reviewer",
+    "require_proposal_decider",
+    "require_verdict_resolver",
 ]
 
 Gate = Literal["identity", "unscoped", "any", "rows"]
@@ -56,6 +67,8 @@ what it returns); ``rows``: no entry check, the subsystem checks each row or rec
 """
 
 QUARANTINE_DECIDE = "meta/memory/quarantine/decide"
+PROPOSALS_DECIDE = "meta/memory/proposals/decide"
+AUDIT_VERDICT_RESOLVE = "meta/memory/audit_verdicts/resolve"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +109,15 @@ RPC_ACCESS: Mapping[str, MethodAccess] = MappingProxyType(
         "meta/memory/panel/dreams": _UNSCOPED_READ,
         "meta/memory/panel/dream_runs": _UNSCOPED_READ,
         "meta/memory/panel/audit_verdicts": _UNSCOPED_READ,
+        # The entry gate only: the record's own grants decide once it is read
+        # (require_verdict_resolver).
+        AUDIT_VERDICT_RESOLVE: MethodAccess((AGENT_MEMORY_READ,), "any", mutating=True),
         "meta/memory/panel/overview": _UNSCOPED_READ,
         "meta/memory/panel/proposals": _UNSCOPED_READ,
+        # As records and record: the proposal's scope decides (read it, and for a decision the
+        # scope's write grant: require_proposal_decider), once the proposal is read.
+        "meta/memory/panel/proposal": MethodAccess((), "rows"),
+        PROPOSALS_DECIDE: MethodAccess((), "rows", mutating=True),
         "meta/memory/panel/injections": _UNSCOPED_READ,
         "meta/memory/panel/harvests": _UNSCOPED_READ,
         "meta/storage/doctor": MethodAccess((RUNTIME_ADMIN,), "unscoped"),
@@ -193,3 +213,105 @@ def require_promotion_reviewer(engine: AccessEngine | None, principal: Principal
     """
     if not may_review_promotions(engine, principal):
         raise AccessDenied(MEMORY_QUARANTINE_REVIEW, pending_id)
+
+
+# What a console caller needs to write, update or forget memory of a shared scope.
+_SCOPE_WRITE_ACTION = {"mob": MOB_MEMORY_COMMIT, "operator": AGENT_MEMORY_ADMIN, "realm": AGENT_MEMORY_ADMIN}
+
+
+def authorize_scope_write(
+    engine: AccessEngine, principal: Principal, scope_kind: str, scope_key: str
+) -> None:
+    """Refuse a console write (``remember``, ``update``, ``forget``) to a shared scope its caller
+    may not make: ``mob.memory.commit`` on the mob, ``agent.memory.admin`` for an operator or the
+    realm scope (an identity scope's writes are checked on the identity, as before).
+
+    Raises:
+        AccessDenied: -32030 naming the action.
+        ValueError: an identity or unknown scope kind (a caller bug).
+    """
+    action = _SCOPE_WRITE_ACTION.get(scope_kind)
+    if action is None:
+        raise ValueError(f"not a shared scope kind: {scope_kind!r}")
+    engine.require(principal, action, engine.scope_resource(scope_kind, scope_key))
+
+
+# What reading a record of each scope needs (as the panel's rows), before a decision about it.
+_SCOPE_READS = {
+    "identity": (AGENT_MEMORY_READ, AGENT_VIEW),
+    "mob": (MOB_MEMORY_READ,),
+    "operator": (OPERATOR_MEMORY_READ,),
+    "realm": (AGENT_MEMORY_READ,),
+}
+_VERDICT_ACTIONS = {"acknowledge": AGENT_MEMORY_WRITE, "tombstone": AGENT_MEMORY_DELETE}
+
+
+def require_verdict_resolver(
+    engine: AccessEngine | None,
+    principal: Principal,
+    action: str,
+    *,
+    record_id: str,
+    scope: tuple[str, str] | None,
+    needs_review: bool = False,
+) -> None:
+    """Refuse a console caller the resolution of a usage-audit verdict on ``record_id``.
+
+    As the console's other record decisions: the caller must read the record (its scope's read
+    grants, plus ``memory.quarantine.review`` for quarantined content), then hold the write grant
+    of its scope: on an identity's record ``agent.memory.write`` to ``acknowledge`` (a decision
+    about that memory) or ``agent.memory.delete`` to ``tombstone``; on a shared scope's, that
+    scope's write grant for either (``mob.memory.commit``, or ``agent.memory.admin`` for operator
+    and realm scope). A record that is gone (``scope`` ``None``) cannot be judged by its scope: only
+    unscoped grants of both actions cover it.
+
+    Raises:
+        AccessDenied: -32030 naming the first action denied, with the record id.
+        ValueError: an unknown ``action`` or scope kind (a caller bug).
+    """
+    if action not in _VERDICT_ACTIONS:
+        raise ValueError(f"action must be 'acknowledge' or 'tombstone' (got {action!r})")
+    if engine is None or not engine.enabled:
+        return
+    if scope is None:
+        for needed in (AGENT_MEMORY_READ, _VERDICT_ACTIONS[action]):
+            if not engine.allows(principal, needed, None):
+                raise AccessDenied(needed, record_id)
+        return
+    kind, key = scope
+    reads = _SCOPE_READS.get(kind)
+    if reads is None:
+        raise ValueError(f"unknown scope kind {kind!r}")
+    write = _VERDICT_ACTIONS[action] if kind == "identity" else _SCOPE_WRITE_ACTION[kind]
+    resource = Resource.for_record(
+        record_id,
+        identity=key if kind == "identity" else None,
+        mob=key if kind == "mob" else None,
+        operator=key if kind == "operator" else None,
+    )
+    review = (MEMORY_QUARANTINE_REVIEW,) if needs_review else ()
+    engine.require_all(principal, (*reads, *review, write), resource)
+
+
+def require_proposal_decider(
+    engine: AccessEngine | None, principal: Principal, *, proposal_id: str, scope_kind: str, scope_key: str
+) -> None:
+    """Refuse a console caller the decision on a proposal: it needs the write grant of the
+    proposal's scope (``mob.memory.commit`` on the mob, ``agent.memory.admin`` for operator
+    scope), then that scope's read grant (``mob.memory.read``, ``operator.memory.read``): an
+    accept writes into the scope, and a reviewer decides only what it may read. A proposal of
+    any other scope (a damaged row) needs an unscoped ``agent.memory.admin``.
+
+    Raises:
+        AccessDenied: -32030 naming the first action denied, with the proposal id.
+    """
+    if engine is None or not engine.enabled:
+        return
+    if scope_kind not in ("mob", "operator"):
+        if not engine.allows(principal, AGENT_MEMORY_ADMIN, None):
+            raise AccessDenied(AGENT_MEMORY_ADMIN, proposal_id)
+        return
+    resource = engine.scope_resource(scope_kind, scope_key)
+    for action in (_SCOPE_WRITE_ACTION[scope_kind], *_SCOPE_READS[scope_kind]):
+        if not engine.allows(principal, action, resource):
+            raise AccessDenied(action, proposal_id)

@@ -11,10 +11,19 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from .. import backends
-from ..access import ANONYMOUS, Principal, authorize_method, method_access
+from ..access import ANONYMOUS, Principal, authorize_method, method_access, requires_quarantine_review
 from ..access.actions import TIMELINE_READ
 from ..access.keys import key_scope, refuse_outside_realms
-from ..access.rpc import QUARANTINE_DECIDE, may_review_promotions, require_promotion_reviewer
+from ..access.rpc import (
+    AUDIT_VERDICT_RESOLVE,
+    PROPOSALS_DECIDE,
+    QUARANTINE_DECIDE,
+    authorize_scope_write,
+    may_review_promotions,
+    require_promotion_reviewer,
+    require_proposal_decider,
+    require_verdict_resolver,
+)
 from ..errors import CapabilityUnavailable, InvalidParams, MethodNotFound
 from ..events import SYSTEM_IDENTITY
 from ..gating import (
@@ -49,14 +58,25 @@ from ..memory.params import (
     parse_update,
     require_identity,
 )
+from ..memory.records import Record, Scope, ScopeKind
+from ..memory.rows import ProposalItem
 from ..memory.service import AgentMemory
 from ..panel import PANEL_METHODS, AgentMemorySource, MemoryPanel, Viewer
 from ..recorder import anthropic_tool, mcp_tool_definition, openai_responses_tool, openai_tool
-from ..review import DecideParams, parse_decide_params
+from ..review import (
+    DecideParams,
+    ProposalDecideParams,
+    ProposalReview,
+    ProposeParams,
+    parse_decide_params,
+    parse_proposal_decide_params,
+    parse_propose_params,
+)
 from ..runtime import MetaRuntime
 from ..sessions import (
     TRUSTED,
     Caller,
+    CloseParams,
     MemoryToolParams,
     OpenSessionParams,
     PeerMessageParams,
@@ -64,6 +84,7 @@ from ..sessions import (
     SessionRef,
     ToolResultParams,
     TurnParams,
+    parse_close,
     parse_memory_tool,
     parse_open,
     parse_peer_message,
@@ -72,7 +93,7 @@ from ..sessions import (
     parse_turn,
     realm_of_key,
 )
-from ..steward import DreamParams, parse_dream_params
+from ..steward import DreamParams, ResolveParams, parse_dream_params, parse_resolve_params
 from ..storage.census import AGENT_MEMORY_DISABLED, CALLER_EVENT_SINK, StorageCensus, runtime_census
 from ..storage.doctor import DoctorParams, diagnose, parse_doctor_params, same_directory
 from ..timeline import TimelineQuery, parse_timeline_query
@@ -199,6 +220,11 @@ def _console_authorizer(runtime: MetaRuntime) -> Callable[[Method, Any, CallCont
         return None
 
     def authorize(method: Method, request: Any, ctx: CallContext) -> None:
+        scope = getattr(request, "scope", None)
+        if isinstance(scope, Scope) and scope.kind is not ScopeKind.IDENTITY:
+            # A write to a shared scope (remember, update, forget with `scope`): that scope's grants.
+            authorize_scope_write(engine, principal_of(ctx), scope.kind.value, scope.key)
+            return
         decision = method.name == QUARANTINE_DECIDE
         identity = (
             getattr(request, "identity", None) if method_access(method.name).gate == "identity" else None
@@ -314,7 +340,12 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
         return agent_memory().remember(p).to_api()
 
     def recall(p: RecallParams, ctx: CallContext) -> dict[str, Any]:
-        return {"records": [r.to_api() for r in agent_memory().recall(p)]}
+        visible = None
+        if ctx.surface == CONSOLE and runtime.access is not None:
+            # A console caller reads an identity's shared scopes as far as its own grants reach.
+            engine, principal = runtime.access, principal_of(ctx)
+            visible = lambda s: engine.can_read_scope(principal, s.kind.value, s.key)  # noqa: E731
+        return {"records": [r.to_api() for r in agent_memory().recall(p, visible=visible)]}
 
     def forget(p: ForgetParams, ctx: CallContext) -> dict[str, Any]:
         memory_id, deleted = agent_memory().forget(p)
@@ -371,9 +402,8 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
     def session_compact(p: SessionRef, ctx: CallContext) -> dict[str, Any]:
         return {"session_key": sessions().compact(p, caller_of(ctx)).key}
 
-    def session_close(p: SessionRef, ctx: CallContext) -> dict[str, Any]:
-        sessions().close(p, caller_of(ctx))
-        return {"closed": True}
+    def session_close(p: CloseParams, ctx: CallContext) -> dict[str, Any]:
+        return sessions().close(p, caller_of(ctx)).to_wire()
 
     def session_tool_definitions(fmt: str, ctx: CallContext) -> dict[str, Any]:
         if runtime.sessions is None or not am.recorder_tool:
@@ -387,6 +417,53 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
         # The reviewer is who authenticated, never a name from the params.
         subject = getattr(ctx.principal, "subject", None)
         return review.decide(p, reviewer={"kind": "console", "principal": subject}).to_wire()
+
+    def proposal_review() -> ProposalReview:
+        if runtime.agent_memory is None or runtime.steward is None:
+            raise CapabilityUnavailable("proposals need agent memory (configure [agent_memory])")
+        return ProposalReview(
+            runtime.agent_memory,
+            runtime.events,
+            runtime.steward.promotions,
+            operator_scope_active=am.operator_scope != "off",
+        )
+
+    def proposals_decide(p: ProposalDecideParams, ctx: CallContext) -> dict[str, Any]:
+        principal = principal_of(ctx)
+
+        def authorize(item: ProposalItem) -> None:  # on the proposal's scope, once it is read
+            require_proposal_decider(
+                runtime.access,
+                principal,
+                proposal_id=item.proposal_id,
+                scope_kind=item.scope_kind,
+                scope_key=item.scope_key,
+            )
+
+        # The reviewer is who authenticated, never a name from the params.
+        reviewer = {"kind": "console", "principal": principal.subject}
+        return proposal_review().decide(p, reviewer=reviewer, authorize=authorize).to_wire()
+
+    def propose(p: ProposeParams, ctx: CallContext) -> dict[str, Any]:
+        return proposal_review().propose(p)
+
+    def audit_verdict_resolve(p: ResolveParams, ctx: CallContext) -> dict[str, Any]:
+        if runtime.steward is None:
+            raise CapabilityUnavailable("audit verdicts need agent memory (configure [agent_memory])")
+        principal = principal_of(ctx)
+
+        def authorize(record_id: str, record: Record | None, action: str) -> None:
+            scope = (record.scope.kind.value, record.scope.key) if record is not None else None
+            needs_review = record is not None and requires_quarantine_review(
+                record.status.value, ever_quarantined=record.ever_quarantined
+            )
+            require_verdict_resolver(
+                runtime.access, principal, action, record_id=record_id, scope=scope, needs_review=needs_review
+            )
+
+        # The reviewer is who authenticated, never a name from the params.
+        reviewer = {"kind": "console", "principal": principal.subject}
+        return runtime.steward.audit_verdicts.resolve(p, reviewer=reviewer, authorize=authorize).to_wire()
 
     def steward_dream(p: DreamParams, ctx: CallContext) -> dict[str, Any]:
         if runtime.steward is None:
@@ -480,6 +557,15 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
     def dream_params(params: Any) -> DreamParams:
         return parse_dream_params(params, default_realm=am.realm)
 
+    def resolve_params(params: Any) -> ResolveParams:
+        return parse_resolve_params(params, default_realm=am.realm)
+
+    def proposal_decide_params(params: Any) -> ProposalDecideParams:
+        return parse_proposal_decide_params(params, default_realm=am.realm)
+
+    def propose_params(params: Any) -> ProposeParams:
+        return parse_propose_params(params, default_realm=am.realm)
+
     has_agent_memory = lambda: runtime.agent_memory is not None  # noqa: E731
     table: dict[str, Method] = {
         m.name: m
@@ -563,7 +649,7 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             Method(
                 "meta/session/close",
                 session_close,
-                parse_session_ref,
+                parse_close,
                 surfaces=SDK_ONLY,
                 available=has_agent_memory,
             ),
@@ -598,6 +684,30 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
                 QUARANTINE_DECIDE,
                 quarantine_decide,
                 decide_params,
+                surfaces=CONSOLE_ONLY,
+                mutating=True,
+                available=has_agent_memory,
+            ),
+            Method(
+                PROPOSALS_DECIDE,
+                proposals_decide,
+                proposal_decide_params,
+                surfaces=CONSOLE_ONLY,
+                mutating=True,
+                available=has_agent_memory,
+            ),
+            Method(
+                "meta/agent_memory/propose",
+                propose,
+                propose_params,
+                surfaces=SDK_ONLY,
+                mutating=True,
+                available=has_agent_memory,
+            ),
+            Method(
+                AUDIT_VERDICT_RESOLVE,
+                audit_verdict_resolve,
+                resolve_params,
                 surfaces=CONSOLE_ONLY,
                 mutating=True,
                 available=has_agent_memory,

@@ -27,9 +27,13 @@ from ..memory.params import (
     QUERY_TEXT_MAX_BYTES,
 )
 from ..memory.records import RecordKind, ScopeKind, Status
+from ..memory.scopes import SCOPE_KINDS
 from ..memory.validator import BODY_MAX_BYTES, TAG_MAX_BYTES, TAGS_MAX, TITLE_MAX_BYTES
 from ..names import REALM_MAX_BYTES
-from ..sessions.params import MAX_SESSION_KEY_BYTES
+from ..review.decide import RATIONALE_MAX_BYTES
+from ..sessions.params import MAX_SESSION_KEY_BYTES, RETIREMENT_CAUSES
+from ..steward.audit_verdicts import AUDIT_ACTIONS
+from ..steward.audit_verdicts import ID_MAX_BYTES as AUDIT_ID_MAX_BYTES
 from ..timeline import QUERY_LIMIT_MAX
 
 __all__ = ["Param", "Params", "Schema"]
@@ -229,8 +233,21 @@ RECORD = obj(
         "tags": array(any_text()),
         "created_at_ms": integer("Unix milliseconds."),
         "updated_at_ms": integer("Unix milliseconds."),
+        "scope_kind": choice(
+            SCOPE_KINDS, "The scope it lives in: the identity's own, or one the identity shares."
+        ),
+        "scope_key": any_text("The identity, mob or operator of the scope (empty for the realm scope)."),
     },
-    required=("memory_id", "title", "body", "tags", "created_at_ms", "updated_at_ms"),
+    required=(
+        "memory_id",
+        "title",
+        "body",
+        "tags",
+        "created_at_ms",
+        "updated_at_ms",
+        "scope_kind",
+        "scope_key",
+    ),
     description="An agent-memory record.",
 )
 RECORDS = obj({"records": array(RECORD)}, required=("records",))
@@ -243,8 +260,31 @@ def open_result(description: str = "", **properties: Schema) -> dict[str, Any]:
 
 # -- the agent memory ---------------------------------------------------------------------------
 
+WRITE_IDENTITY = Param(
+    "identity",
+    text(
+        "The identity whose memory this is (e.g. `lead:main`); no control characters. Required "
+        "unless `scope` names a shared scope.",
+        max_bytes=IDENTITY_MAX_BYTES,
+    ),
+)
+WRITE_SCOPE = Param(
+    "scope",
+    obj(
+        {
+            "kind": choice(SCOPE_KINDS),
+            "key": any_text("The mob or operator (the identity for `identity`; none for `realm`)."),
+        },
+        required=("kind",),
+        description=(
+            'A shared scope to write instead of the identity\'s own: `{"kind": "mob", "key": "crew"}`, '
+            "an operator scope (with `operator_scope` on), or the realm scope. An application write; "
+            "the console needs `mob.memory.commit` (mob) or `agent.memory.admin` (operator, realm)."
+        ),
+    ),
+)
 REMEMBER = Params(
-    (IDENTITY, TITLE, BODY, TAGS, REALM),
+    (WRITE_IDENTITY, WRITE_SCOPE, TITLE, BODY, TAGS, REALM),
     example={"identity": "lead:main", "title": "Deploys", "body": "Deploys need approval.", "tags": ["ops"]},
 )
 RECALL = Params(
@@ -273,11 +313,19 @@ RECALL = Params(
                 max_items=TAGS_MAX,
             ),
         ),
+        Param(
+            "scopes",
+            array(
+                choice(SCOPE_KINDS),
+                "Only these kinds of the identity's scopes (default: its own and every shared scope it "
+                "reads: its mob, the operator scopes with `operator_scope` on, the realm scope).",
+            ),
+        ),
     ),
     example={"identity": "lead:main", "query_text": "how do deploys work?", "max_entries": 8},
 )
 UPDATE = Params(
-    (IDENTITY, MEMORY_ID, TITLE, BODY, TAGS, REALM),
+    (WRITE_IDENTITY, WRITE_SCOPE, MEMORY_ID, TITLE, BODY, TAGS, REALM),
     example={
         "identity": "lead:main",
         "memory_id": "<id>",
@@ -285,7 +333,9 @@ UPDATE = Params(
         "body": "Deploys need two approvals.",
     },
 )
-FORGET = Params((IDENTITY, MEMORY_ID, REALM), example={"identity": "lead:main", "memory_id": "<id>"})
+FORGET = Params(
+    (WRITE_IDENTITY, WRITE_SCOPE, MEMORY_ID, REALM), example={"identity": "lead:main", "memory_id": "<id>"}
+)
 FORGET_RESULT = obj(
     {"memory_id": any_text(), "deleted": boolean("False when no such active record existed.")},
     required=("memory_id", "deleted"),
@@ -352,8 +402,6 @@ MANAGED_RECORD = obj(
     {
         **RECORD["properties"],
         "realm": any_text(),
-        "scope_kind": any_text(),
-        "scope_key": any_text(),
         "kind": any_text(),
         "description": any_text(),
         "status": choice(tuple(s.value for s in Status)),
@@ -598,7 +646,34 @@ MEMORY_TOOL_RESULT = obj(
     },
     required=("content", "is_error", "outcome"),
 )
-CLOSED_RESULT = obj({"closed": boolean()}, required=("closed",))
+SESSION_CLOSE = Params(
+    (
+        SESSION_KEY,
+        Param(
+            "cause",
+            choice(
+                RETIREMENT_CAUSES,
+                "The session ends because its identity retires (`retired`) or goes on as a fresh instance "
+                "(`respawned`): with the steward on, an exit-interview harvest of the identity's memory is "
+                "queued for its next dream.",
+            ),
+        ),
+    ),
+    example={"session_key": "<key>", "cause": "retired"},
+)
+CLOSED_RESULT = obj(
+    {
+        "closed": boolean(),
+        "harvest": nullable(
+            choice(
+                ("queued", "steward_disabled"),
+                "With a `cause`: `queued`, or `steward_disabled` (nothing queued: the steward is off). "
+                "Null without one.",
+            )
+        ),
+    },
+    required=("closed", "harvest"),
+)
 SESSION_PEER_MESSAGE = Params(
     (
         SESSION_KEY,
@@ -734,6 +809,149 @@ QUARANTINE_DECIDE_RESULT = open_result(
         "reviewer, the hash reviewed, the promotions it expired or invalidated).",
     ),
 )
+AUDIT_VERDICT_RESOLVE = Params(
+    (
+        REALM,
+        Param(
+            "run_id",
+            text("The dream run whose verdict this is.", max_bytes=AUDIT_ID_MAX_BYTES),
+            required=True,
+        ),
+        Param(
+            "record_id",
+            text("The record the verdict judges.", max_bytes=AUDIT_ID_MAX_BYTES),
+            required=True,
+        ),
+        Param(
+            "action",
+            choice(
+                AUDIT_ACTIONS,
+                "`acknowledge` closes the verdict, the record unchanged; `tombstone` acts on a `dead_weight` "
+                "verdict: the record is tombstoned, and every open verdict on it closes.",
+            ),
+            required=True,
+        ),
+        Param(
+            "expected_content_hash",
+            text(
+                "The content hash of the record as you read it (64 lowercase hex); required to tombstone.",
+                pattern="^[0-9a-f]{64}$",
+            ),
+        ),
+        Param("rationale", any_text(f"Why. At most {RATIONALE_MAX_BYTES} bytes (UTF-8).")),
+    ),
+    example={"run_id": "<run id>", "record_id": "<id>", "action": "acknowledge"},
+)
+AUDIT_VERDICT_RESOLVE_RESULT = open_result(
+    "What the resolution did.",
+    outcome=choice(("acknowledged", "tombstoned", "already_acknowledged", "already_tombstoned")),
+    verdict=obj(
+        {
+            "realm": any_text(),
+            "run_id": any_text(),
+            "record_id": any_text(),
+            "verdict": choice(("load_bearing", "dead_weight")),
+            "rationale": nullable(any_text("The steward's.")),
+            "created_at_ms": integer(),
+            "status": choice(("acknowledged", "tombstoned"), "How the verdict stands now."),
+        },
+        description="The verdict resolved.",
+    ),
+    record=nullable(REVIEW_RECEIPT),
+    decision=obj(
+        {"audit_token": any_text(), "decided_at_ms": integer(), "resolution": FREE_OBJECT},
+        description="The resolution as audited: its audit token, when, and the resolution (action, reviewer, "
+        "verdict, the hash read, rationale, `closed_runs`: the runs whose verdicts on the record it closed).",
+    ),
+)
+PROPOSAL_ID = Param("proposal_id", text("A proposal id (`prop-...`), as the panel lists it."), required=True)
+PROPOSAL_FIELDS: dict[str, Schema] = {
+    "proposal_id": any_text(),
+    "scope_kind": choice(("mob", "operator"), "The scope an accept commits into."),
+    "scope_key": any_text("The mob or operator."),
+    "kind": any_text(),
+    "title": any_text(),
+    "author": FREE_OBJECT,
+    "status": choice(("pending", "held", "accepted", "rejected")),
+    "tainted": boolean("Made by a session that had read untrusted content: an accept waits on a gate."),
+    "created_at_ms": integer(),
+    "content_hash": any_text("The hash of its title and body: what a decision is bound to."),
+}
+PROPOSALS_DECIDE = Params(
+    (
+        REALM,
+        PROPOSAL_ID,
+        Param("verdict", choice(("accept", "reject")), required=True),
+        Param(
+            "expected_content_hash",
+            text(
+                "The content hash of the proposal as you read it (64 lowercase hex).",
+                pattern="^[0-9a-f]{64}$",
+            ),
+            required=True,
+        ),
+        Param("rationale", any_text(f"Why. At most {RATIONALE_MAX_BYTES} bytes (UTF-8).")),
+    ),
+    example={"proposal_id": "<proposal_id>", "verdict": "accept", "expected_content_hash": "0" * 64},
+)
+PROPOSALS_DECIDE_RESULT = open_result(
+    "What the decision did.",
+    realm=any_text(),
+    outcome=choice(
+        ("accepted", "rejected", "gated", "already_accepted", "already_rejected", "already_gated"),
+        "`gated`: a tainted proposal's accept waits on a gated promotion a console reviewer decides "
+        "(`meta/gating/decide`); `already_...`: a replay, nothing written.",
+    ),
+    proposal=obj(PROPOSAL_FIELDS, description="The proposal as it stands now (no body)."),
+    record=nullable(REVIEW_RECEIPT),
+    pending_id=nullable(any_text("The gated promotion waiting on a reviewer, while one does.")),
+    decision=obj(
+        {"audit_token": any_text(), "decided_at_ms": integer(), "review": FREE_OBJECT},
+        description="The decision as audited: its audit token, when, and the review (verdict, outcome, "
+        "reviewer, the hash read, the record committed, the promotions it expired or invalidated).",
+    ),
+)
+PROPOSE = Params(
+    (
+        REALM,
+        Param(
+            "scope",
+            obj(
+                {
+                    "kind": choice(("mob", "operator")),
+                    "key": text("The mob or operator.", max_bytes=IDENTITY_MAX_BYTES),
+                },
+                required=("kind", "key"),
+                closed=True,
+                description="The scope an accept would commit into; `operator` needs "
+                '`[agent_memory] operator_scope = "provisional"`.',
+            ),
+            required=True,
+        ),
+        TITLE,
+        BODY,
+        Param("description", any_text("A one-line summary. At most 400 bytes (UTF-8).")),
+        TAGS,
+        Param("kind", choice(tuple(k.value for k in RecordKind), "Default `fact`.")),
+    ),
+    example={
+        "scope": {"kind": "operator", "key": "acme"},
+        "title": "Billing",
+        "body": "Invoices go out monthly.",
+    },
+)
+PROPOSE_RESULT = obj(
+    {
+        "proposal_id": any_text(),
+        "realm": any_text(),
+        "scope_kind": any_text(),
+        "scope_key": any_text(),
+        "status": any_text(),
+        "tainted": boolean(),
+        "content_hash": any_text(),
+    },
+    required=("proposal_id", "realm", "scope_kind", "scope_key", "status", "tainted", "content_hash"),
+)
 DREAM = Params(
     (REALM, Param("mob", text("Dream over this mob's records only."))),
     example={"realm": "default"},
@@ -771,6 +989,21 @@ PANEL_RECORDS = Params(
     example={"identity": "lead:main", "limit": 20},
 )
 PANEL_RECORD = Params((MEMORY_ID, REALM), example={"memory_id": "<id>"})
+PANEL_PROPOSAL = Params((PROPOSAL_ID, REALM), example={"proposal_id": "<proposal_id>"})
+PANEL_PROPOSAL_RESULT = open_result(
+    "One proposal in full, as a reviewer reads it before deciding.",
+    realm=any_text(),
+    proposal=obj(
+        {
+            **PROPOSAL_FIELDS,
+            "description": any_text(),
+            "body": any_text(),
+            "tags": array(any_text()),
+            "body_bytes": integer(),
+        }
+    ),
+    realms=array(any_text(), "The realms the view covers."),
+)
 
 
 def listing(limit: str | None) -> Params:
@@ -818,6 +1051,9 @@ SIGNATURES: Mapping[str, Signature] = {
         UPDATE, UPDATE_RESULT, "Replace a memory: the new record supersedes the old."
     ),
     "meta/agent_memory/forget": Signature(FORGET, FORGET_RESULT, "Forget a memory (it is tombstoned)."),
+    "meta/agent_memory/propose": Signature(
+        PROPOSE, PROPOSE_RESULT, "Queue a proposal for a mob or operator scope, for an operator to decide."
+    ),
     "meta/agent_memory/list": Signature(
         AGENT_LIST, AGENT_LIST_RESULT, "List an identity's memories by filter, newest first, in keyset pages."
     ),
@@ -844,7 +1080,9 @@ SIGNATURES: Mapping[str, Signature] = {
     ),
     "meta/session/reset": Signature(SESSION_REF, SESSION_KEY_RESULT, "Start the session over, clean."),
     "meta/session/compact": Signature(SESSION_REF, SESSION_KEY_RESULT, "Compact the session's context."),
-    "meta/session/close": Signature(SESSION_REF, CLOSED_RESULT, "Close the session."),
+    "meta/session/close": Signature(
+        SESSION_CLOSE, CLOSED_RESULT, "Close the session; with a retirement cause, queue an exit interview."
+    ),
     "meta/session/tool_definitions": Signature(
         TOOL_DEFINITIONS, TOOL_DEFINITIONS_RESULT, "The `memory` tool's definition for an LLM API."
     ),
@@ -868,6 +1106,16 @@ SIGNATURES: Mapping[str, Signature] = {
         QUARANTINE_DECIDE_RESULT,
         "Release or discard a quarantined record, bound to the content hash you reviewed.",
     ),
+    "meta/memory/proposals/decide": Signature(
+        PROPOSALS_DECIDE,
+        PROPOSALS_DECIDE_RESULT,
+        "Accept or reject a mob or operator proposal, bound to the content hash you read.",
+    ),
+    "meta/memory/audit_verdicts/resolve": Signature(
+        AUDIT_VERDICT_RESOLVE,
+        AUDIT_VERDICT_RESOLVE_RESULT,
+        "Acknowledge a usage-audit verdict, or act on a dead_weight one by tombstoning its record.",
+    ),
     "meta/memory/panel/records": _panel(
         "Records, newest first, with filters and keyset paging.", PANEL_RECORDS
     ),
@@ -879,7 +1127,12 @@ SIGNATURES: Mapping[str, Signature] = {
         "The steward's audit verdicts.", listing("Default 50, at most 200.")
     ),
     "meta/memory/panel/overview": _panel("Per-realm counts.", listing(None)),
-    "meta/memory/panel/proposals": _panel("Pending proposals.", listing("Default 50, at most 200.")),
+    "meta/memory/panel/proposals": _panel(
+        "Open proposals (pending or held), without bodies.", listing("Default 50, at most 200.")
+    ),
+    "meta/memory/panel/proposal": Signature(
+        PANEL_PROPOSAL, PANEL_PROPOSAL_RESULT, "One proposal with its body and content hash."
+    ),
     "meta/memory/panel/injections": _panel("Recent injections.", listing("Default 50, at most 200.")),
     "meta/memory/panel/harvests": _panel(
         "Pending exit-interview harvests.", listing("Default 50, at most 200.")

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 __all__ = [
     "DEFAULT_INSTRUCTION_HEADER",
+    "MANIFEST_TAG",
     "MAX_ASSEMBLY_BYTES",
     "MAX_INJECTED_BODY_BYTES",
     "MAX_INJECTED_TITLE_BYTES",
+    "MAX_MANIFEST_BYTES",
     "MAX_RENDERED_BODY_BYTES",
     "MAX_SESSION_BYTES",
     "MIN_INJECTION_BUDGET_BYTES",
@@ -30,10 +32,13 @@ __all__ = [
     "defang_inbound",
     "new_nonce",
     "render_block",
+    "render_manifest",
     "turn_text",
 ]
 
 OBSERVATION_TAG = "meta_memory_observation"
+# The build-time metadata index of what each scope holds (REFERENCE 3.5): titles, never bodies.
+MANIFEST_TAG = "meta_memory_manifest"
 # MobKit's spelling. Never rendered, but forged tags may use it, so defanging covers it too.
 UPSTREAM_OBSERVATION_TAG = "mobkit_memory_observation"
 DEFAULT_INSTRUCTION_HEADER = "Agent memory"
@@ -43,6 +48,7 @@ MAX_INJECTED_BODY_BYTES = 2048
 # Escaping can grow a body up to 5x (`&` -> `&amp;`), so the rendered body has its own cap.
 MAX_RENDERED_BODY_BYTES = 4 * 1024
 MAX_ASSEMBLY_BYTES = 20 * 1024
+MAX_MANIFEST_BYTES = 8 * 1024
 MAX_SESSION_BYTES = 60 * 1024
 # Below this an assembly would be a header with little or nothing under it; skip it instead.
 MIN_INJECTION_BUDGET_BYTES = 512
@@ -62,6 +68,7 @@ _LABEL_SENTENCE = (
 )
 
 _TAG_NAMES = f"(?:{re.escape(OBSERVATION_TAG)}|{re.escape(UPSTREAM_OBSERVATION_TAG)})"
+_FORGED_MANIFEST = re.compile(f"(</?){re.escape(MANIFEST_TAG)}", re.IGNORECASE)
 # re.IGNORECASE is Unicode-aware, so look-alike case forms (the Kelvin sign for `k`, long s for `s`)
 # are caught as well as plain ASCII re-casing.
 _FORGED_OPEN = re.compile(f"<{_TAG_NAMES}", re.IGNORECASE)
@@ -308,6 +315,10 @@ class SessionInjectionBudget:
         self._injected.update(block.injected_ids)
         return block
 
+    def charge(self, rendered_bytes: int) -> None:
+        """Count text added to an assembly beside its observations (the build-time manifest)."""
+        self._used_bytes += rendered_bytes
+
     def compact(self) -> None:
         """The session's context was compacted: forget what was injected and restore the full budget."""
         self._injected.clear()
@@ -326,12 +337,14 @@ def defang_inbound(text: str, header: str) -> str:
     """Neutralize forged injection markers in inbound text (non-steer sends), visibly and idempotently.
 
     Case-insensitively rewrites ``<meta_memory_observation`` and ``<mobkit_memory_observation`` to
-    ``<defanged_memory_observation`` (closing tags to ``</defanged_memory_observation``), ``[mem-token:``
+    ``<defanged_memory_observation`` (closing tags to ``</defanged_memory_observation``),
+    ``<meta_memory_manifest`` to ``<defanged_memory_manifest`` (and its closing tag), ``[mem-token:``
     to ``[defanged-mem-token:``, and prefixes ``[defanged] `` to every line containing
     ``<header> for identity`` that does not already start with that prefix.
     """
     text = _FORGED_OPEN.sub(_DEFANGED_OPEN, text)
     text = _FORGED_CLOSE.sub(_DEFANGED_CLOSE, text)
+    text = _FORGED_MANIFEST.sub(r"\1defanged_memory_manifest", text)
     text = _FORGED_TOKEN.sub(_DEFANGED_TOKEN, text)
     pattern = _header_line_pattern(header)
     if pattern is None:
@@ -350,3 +363,69 @@ def turn_text(block_text: str | None, message: str) -> str:
     if block_text is None:
         return message
     return f"{block_text}\n\nCurrent user message:\n{message}"
+
+
+def _manifest_line(record: InjectableRecord, *, header: str, now_ms: int) -> str:
+    title = _truncate(defang_inbound(_collapse_whitespace(record.title), header), MAX_INJECTED_TITLE_BYTES)
+    attrs = f'scope="{_escape_attr(record.scope_kind)}"'
+    if record.created_at_ms > 0:
+        attrs += f' age="{_age_phrase(now_ms, record.created_at_ms)}"'
+    return f'\n- {attrs} id="{_escape_attr(record.memory_id)}" title="{_escape_attr(title)}"'
+
+
+def render_manifest(
+    by_kind: Mapping[str, Sequence[InjectableRecord]],
+    *,
+    header: str,
+    now_ms: int,
+    weights: Mapping[str, int],
+    skip_ids: Collection[str] = (),
+    max_bytes: int = MAX_MANIFEST_BYTES,
+) -> str:
+    """The build-time manifest (REFERENCE 3.5): one line of metadata (scope, age, id, title; never
+    a body) per record a context has not been given in full, newest first within each scope kind,
+    in at most ``max_bytes``. The bytes are shared between the scope kinds that have lines by
+    ``weights`` (identity 4, mob 2, operator 1, realm 1); what one kind leaves unused goes to the
+    others, in that order. Returns ``""`` when there is nothing to list.
+
+    Args:
+        by_kind: candidate records per scope kind, newest first.
+        header: the configured instruction header (titles are defanged against it).
+        weights: each scope kind's share.
+        skip_ids: records already injected in full.
+    """
+    open_tag = f"\n<{MANIFEST_TAG}>\nMore memory you can recall by asking for it (titles only):"
+    close_tag = f"\n</{MANIFEST_TAG}>"
+    room = max_bytes - _byte_len(open_tag) - _byte_len(close_tag)
+    lines = {
+        kind: [
+            _manifest_line(r, header=header, now_ms=now_ms) for r in records if r.memory_id not in skip_ids
+        ]
+        for kind, records in by_kind.items()
+    }
+    lines = {kind: found for kind, found in lines.items() if found}
+    if room <= 0 or not lines:
+        return ""
+    total_weight = sum(weights.get(kind, 1) for kind in lines)
+    chosen: dict[str, list[str]] = {kind: [] for kind in lines}
+    used = 0
+    for kind, found in lines.items():  # each kind's share first
+        share = room * weights.get(kind, 1) // total_weight
+        spent = 0
+        for line in found:
+            size = _byte_len(line)
+            if spent + size > share:
+                break
+            chosen[kind].append(line)
+            spent += size
+        used += spent
+    for kind, found in lines.items():  # then what the others left, in order
+        for line in found[len(chosen[kind]) :]:
+            size = _byte_len(line)
+            if used + size > room:
+                break
+            chosen[kind].append(line)
+            used += size
+    if not any(chosen.values()):
+        return ""
+    return open_tag + "".join(line for kind in lines for line in chosen[kind]) + close_tag

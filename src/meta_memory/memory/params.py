@@ -12,8 +12,9 @@ from typing import Any
 
 from ..errors import InvalidParams, WriteRefused
 from ..names import realm_problem
-from .records import RecordKind, ScopeKind, Status
+from .records import RecordKind, Scope, ScopeKind, Status
 from .rows import RecordFilter, RecordKey
+from .scopes import SCOPE_KINDS
 from .secrets import scan_secrets
 from .validator import BODY_MAX_BYTES, TAG_MAX_BYTES, TAGS_MAX, TITLE_MAX_BYTES
 
@@ -62,21 +63,25 @@ _KINDS = tuple(k.value for k in RecordKind)
 
 @dataclass(frozen=True)
 class RememberParams:
-    identity: str
+    """``identity`` is ``None`` when ``scope`` names a shared scope (mob, operator, realm)."""
+
+    identity: str | None
     realm: str
     title: str
     body: str
     tags: tuple[str, ...]
+    scope: Scope
 
 
 @dataclass(frozen=True)
 class UpdateParams:
-    identity: str
+    identity: str | None
     realm: str
     memory_id: str
     title: str
     body: str
     tags: tuple[str, ...] | None
+    scope: Scope
 
 
 @dataclass(frozen=True)
@@ -88,13 +93,15 @@ class RecallParams:
     query_terms: tuple[str, ...]
     max_entries: int
     tags: tuple[str, ...] = ()  # only records carrying every one of them
+    scope_kinds: frozenset[str] | None = None  # only the identity's scopes of these kinds
 
 
 @dataclass(frozen=True)
 class ForgetParams:
-    identity: str
+    identity: str | None
     realm: str
     memory_id: str
+    scope: Scope
 
 
 @dataclass(frozen=True)
@@ -248,20 +255,59 @@ def _tags(p: dict[str, Any]) -> tuple[str, ...] | None:
     return None if value is None else normalize_tags(value)
 
 
+def _write_scope(p: dict[str, Any], realm: str) -> tuple[str | None, Scope]:
+    """Where an application write goes: ``identity``'s own scope (the default), or the shared
+    scope ``scope`` names (``{"kind": "mob" | "operator" | "realm", "key": ...}``)."""
+    value = p.get("scope")
+    if value is None:
+        identity = _identity(p)
+        return identity, Scope.identity(realm, identity)
+    if not isinstance(value, dict):
+        raise InvalidParams('scope must be an object {"kind", "key"} when provided')
+    unknown = sorted(set(value) - {"kind", "key"})
+    if unknown:
+        raise InvalidParams(f"unsupported scope fields: {', '.join(unknown)}")
+    kind = value.get("kind")
+    if kind not in SCOPE_KINDS:
+        raise InvalidParams(f"scope.kind must be one of {', '.join(SCOPE_KINDS)}")
+    key = value.get("key")
+    if kind == ScopeKind.IDENTITY.value:
+        identity = _identity({"identity": key if key is not None else p.get("identity")})
+        if "identity" in p and p["identity"] != identity:
+            raise InvalidParams("scope.key and identity name two identities; give one")
+        return identity, Scope.identity(realm, identity)
+    if "identity" in p:
+        raise InvalidParams(f"identity names an identity scope; a write to a {kind} scope gives only scope")
+    if kind == ScopeKind.REALM.value:
+        if key not in (None, ""):
+            raise InvalidParams("scope.key must be absent for the realm scope")
+        return None, Scope(ScopeKind.REALM, realm)
+    if not isinstance(key, str) or not key.strip() or key != key.strip() or _CONTROL.search(key):
+        raise InvalidParams(f"scope.key must name the {kind} (a non-empty string without control characters)")
+    if _nbytes(key) > IDENTITY_MAX_BYTES:
+        raise InvalidParams(f"scope.key must be at most {IDENTITY_MAX_BYTES} bytes")
+    return None, Scope(ScopeKind(kind), realm, key)
+
+
 def parse_remember(params: Any, *, default_realm: str) -> RememberParams:
     p = _obj(params)
-    return RememberParams(_identity(p), _realm(p, default_realm), _title(p), _body(p), _tags(p) or ())
+    realm = _realm(p, default_realm)
+    identity, scope = _write_scope(p, realm)
+    return RememberParams(identity, realm, _title(p), _body(p), _tags(p) or (), scope)
 
 
 def parse_update(params: Any, *, default_realm: str) -> UpdateParams:
     p = _obj(params)
-    identity, realm, memory_id = _identity(p), _realm(p, default_realm), _memory_id(p)
-    return UpdateParams(identity, realm, memory_id, _title(p), _body(p), _tags(p))
+    realm = _realm(p, default_realm)
+    identity, scope = _write_scope(p, realm)
+    return UpdateParams(identity, realm, _memory_id(p), _title(p), _body(p), _tags(p), scope)
 
 
 def parse_forget(params: Any, *, default_realm: str) -> ForgetParams:
     p = _obj(params)
-    return ForgetParams(_identity(p), _realm(p, default_realm), _memory_id(p))
+    realm = _realm(p, default_realm)
+    identity, scope = _write_scope(p, realm)
+    return ForgetParams(identity, realm, _memory_id(p), scope)
 
 
 def parse_recall(
@@ -301,7 +347,22 @@ def parse_recall(
         tuple(t.strip() for t in terms or ()),
         max_entries,
         _tag_filter(p, "tags"),
+        _scope_kinds(p),
     )
+
+
+def _scope_kinds(p: dict[str, Any]) -> frozenset[str] | None:
+    """The optional ``scopes`` filter of a recall: scope kinds (``identity``, ``mob``,
+    ``operator``, ``realm``)."""
+    value = p.get("scopes")
+    if value is None:
+        return None
+    kinds = ", ".join(SCOPE_KINDS)
+    if not isinstance(value, list) or not value:
+        raise InvalidParams(f"scopes must be a non-empty array of scope kinds ({kinds}) when provided")
+    if not all(isinstance(kind, str) and kind in SCOPE_KINDS for kind in value):
+        raise InvalidParams(f"scopes must contain only scope kinds ({kinds})")
+    return frozenset(value)
 
 
 # -- management reads: list and get ----------------------------------------------------------------

@@ -234,7 +234,8 @@ class Record:
         return wire
 
     def to_api(self) -> dict[str, Any]:
-        """The record shape of ``meta/agent_memory/*`` results."""
+        """The record shape of ``meta/agent_memory/*`` results: REFERENCE 1.3's fields, and the
+        scope the record lives in (a recall ranks an identity's own and its shared scopes)."""
         return {
             "memory_id": self.id,
             "title": self.title,
@@ -242,6 +243,8 @@ class Record:
             "tags": list(self.tags),
             "created_at_ms": self.created_at_ms,
             "updated_at_ms": self.updated_at_ms,
+            "scope_kind": self.scope.kind.value,
+            "scope_key": self.scope.key,
         }
 
     def to_api_full(self) -> dict[str, Any]:
@@ -251,8 +254,6 @@ class Record:
         return {
             **self.to_api(),
             "realm": self.scope.realm,
-            "scope_kind": self.scope.kind.value,
-            "scope_key": self.scope.key,
             "kind": self.kind.value,
             "description": self.description,
             "status": self.status.value,

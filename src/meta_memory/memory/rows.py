@@ -222,6 +222,8 @@ class PromotionEntry:
 
 @dataclass(frozen=True)
 class ProposalRow:
+    """An open proposal as the panel lists it: no body, but the content hash a decision binds to."""
+
     proposal_id: str
     scope_kind: str
     scope_key: str
@@ -231,6 +233,7 @@ class ProposalRow:
     status: str
     created_at_ms: int
     tainted: bool
+    content_hash: str
 
 
 @dataclass(frozen=True)

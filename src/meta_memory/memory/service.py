@@ -13,10 +13,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -27,7 +27,7 @@ from ..events import EventSink
 from ..names import realm_problem
 from ..storage.layout import StateLayout
 from . import manage
-from .injection import InjectableRecord, SessionInjectionBudget, defang_inbound, new_nonce
+from .injection import InjectableRecord, SessionInjectionBudget, defang_inbound, new_nonce, render_manifest
 from .legacy_import import ImportReport, ProgressFn, import_legacy_realm
 from .manage import RecordGate, RecordListing, RecordLookup
 from .params import (
@@ -56,6 +56,7 @@ from .records import (
     new_memory_id,
 )
 from .rows import InjectionRow
+from .scopes import SCOPE_WEIGHTS, OwnScopeOnly, SharedScopes, reading_scopes
 from .store import RealmStore, RealmStoreFactory
 from .validator import CreateOp, WriteBatch, validate_fields, validate_provenance
 
@@ -67,6 +68,8 @@ log = logging.getLogger("meta_memory.agent_memory")
 
 # The least time a turn gives the store to record what it injected before leaving it to finish.
 _MIN_RECORDING_S = 0.05
+# The build-time manifest lists at most this many records of each scope (its bytes bind first).
+MANIFEST_PER_SCOPE = 64
 
 
 @dataclass(frozen=True)
@@ -103,9 +106,11 @@ class AgentMemory:
         clock: Clock,
         events: EventSink,
         provider: RecallProvider | None = None,
+        shared: SharedScopes | None = None,
     ) -> None:
         """``stores``: the backend's factory of realm stores (chosen by ``agent_memory.store``);
-        ``root``: the agent-memory root of the state dir, where legacy markdown is imported from."""
+        ``root``: the agent-memory root of the state dir, where legacy markdown is imported from;
+        ``shared``: which shared scopes an identity reads beside its own (scopes.py)."""
         self.layout = layout
         self.root = root
         self.config = config
@@ -113,6 +118,7 @@ class AgentMemory:
         self.clock = clock
         self.events = events
         self.provider: RecallProvider = provider or LexicalRecallProvider()
+        self.shared: SharedScopes = shared or OwnScopeOnly()
         self._stores: dict[str, RealmStore] = {}
         self.import_reports: dict[str, ImportReport] = {}
         self._open_lock = threading.Lock()
@@ -164,13 +170,27 @@ class AgentMemory:
     # -- the API (typed requests, parsed at the dispatcher boundary by memory/params.py) ---
 
     def remember(self, p: RememberParams) -> Record:
-        record = self._new_record(Scope.identity(p.realm, p.identity), p.title, p.body, p.tags, APPLICATION)
+        self._writable(p.scope)
+        record = self._new_record(p.scope, p.title, p.body, p.tags, APPLICATION)
         batch = WriteBatch(p.realm, APPLICATION, (CreateOp(record),))
         return self.store(p.realm).commit(batch, dedup=True).records[0]
 
+    def _writable(self, scope: Scope) -> None:
+        """Refuse an application write to operator scope while operator scopes are not read.
+
+        Raises:
+            InvalidParams: naming ``operator_scope``.
+        """
+        if scope.kind is ScopeKind.OPERATOR and self.config.operator_scope == "off":
+            raise InvalidParams(
+                "scope.kind 'operator' needs [agent_memory] operator_scope = \"provisional\" "
+                "(operator scopes are read only then)"
+            )
+
     def update(self, p: UpdateParams) -> tuple[Record, str]:
+        self._writable(p.scope)
         store = self.store(p.realm)
-        scope = Scope.identity(p.realm, p.identity)
+        scope = p.scope
         prior = store.get(p.memory_id)
         if prior is None or prior.scope != scope or prior.status in (Status.TOMBSTONED, Status.QUARANTINED):
             raise InvalidParams(f"record '{p.memory_id}' does not belong to the requested scope")
@@ -180,20 +200,40 @@ class AgentMemory:
         return result.records[0], prior.id
 
     def forget(self, p: ForgetParams) -> tuple[str, bool]:
-        deleted = self.store(p.realm).forget(Scope.identity(p.realm, p.identity), p.memory_id, APPLICATION)
+        deleted = self.store(p.realm).forget(p.scope, p.memory_id, APPLICATION)
         return p.memory_id, deleted
 
-    def recall(self, p: RecallParams) -> list[Record]:
-        """Explicit recall: provider errors reach the caller."""
+    def scopes_of(
+        self,
+        store: RealmStore,
+        identity: str,
+        *,
+        kinds: Collection[str] | None = None,
+        visible: Callable[[Scope], bool] | None = None,
+    ) -> tuple[Scope, ...]:
+        """The scopes ``identity`` reads in ``store``'s realm: its own, then the shared ones it may
+        read (scopes.py), narrowed to ``kinds``, and to what ``visible`` lets a console caller
+        see."""
+        realm = store.realm
+        operator_keys = store.scope_keys(ScopeKind.OPERATOR) if self.shared.reads_operator_scope else ()
+        shared = self.shared.shared_scopes(realm, identity, operator_keys)
+        scopes = reading_scopes(Scope.identity(realm, identity), shared, kinds)
+        return scopes if visible is None else tuple(s for s in scopes if visible(s))
+
+    def recall(self, p: RecallParams, *, visible: Callable[[Scope], bool] | None = None) -> list[Record]:
+        """Explicit recall over the identity's scopes: provider errors reach the caller.
+        ``visible``: the scopes a console caller may read (the access rules)."""
+        store = self.store(p.realm)
         query = RecallQuery(
-            scope=Scope.identity(p.realm, p.identity),
+            scopes=self.scopes_of(store, p.identity, kinds=p.scope_kinds, visible=visible),
             selection=p.selection,
             query_text=p.query_text,
             query_terms=p.query_terms,
             max_entries=p.max_entries,
             tags=p.tags,
         )
-        store = self.store(p.realm)
+        if not query.scopes:
+            return []
         records = self.provider.recall(store, query)
         store.mark_recalled((r.id for r in records), self.clock.now_ms())
         return records
@@ -284,15 +324,16 @@ class AgentMemory:
         )
 
     def recall_for(self, identity: str, realm: str, query_text: str | None, max_entries: int) -> list[Record]:
-        """Explicit recall on behalf of an agent (contextual with text, newest without)."""
+        """Explicit recall on behalf of an agent over its scopes (contextual with text, newest
+        without)."""
+        store = self.store(realm)
         query = RecallQuery(
-            scope=Scope.identity(realm, identity),
+            scopes=self.scopes_of(store, identity),
             selection="contextual" if query_text else "always",
             query_text=query_text,
             query_terms=(),
             max_entries=max(1, min(max_entries, MAX_ENTRIES_LIMIT)),
         )
-        store = self.store(realm)
         records = self.provider.recall(store, query)
         store.mark_recalled((r.id for r in records), self.clock.now_ms())
         return records
@@ -382,7 +423,7 @@ class AgentMemory:
         """
         realm = realm or self.config.realm
         query = RecallQuery(
-            scope=Scope.identity(realm, identity),
+            scopes=(),  # the identity's scopes, found on the pool's thread (they read the store)
             selection=selection or self.config.selection,
             query_text=query_text,
             query_terms=query_terms,
@@ -395,8 +436,8 @@ class AgentMemory:
         started = time.monotonic() if started is None else started
         budget_s = max(0.0, budget_s - (time.monotonic() - started))
         try:
-            future = self._pool.submit(self._recall_in, realm, query)
-            store, records = future.result(timeout=budget_s)
+            future = self._pool.submit(self._recall_in, realm, identity, query, surface == "build")
+            store, records, manifest = future.result(timeout=budget_s)
         except (FutureTimeout, MetaError, OSError) as exc:
             if self.config.recall_failure_policy == "fail":
                 if isinstance(exc, FutureTimeout):
@@ -417,6 +458,17 @@ class AgentMemory:
         )
         if rendered is None:
             return InjectionResult(None, ())
+        text = rendered.text
+        if manifest:
+            listed = render_manifest(
+                manifest,
+                header=self.config.instruction_header,
+                now_ms=self.clock.now_ms(),
+                weights=SCOPE_WEIGHTS,
+                skip_ids=budget.injected_ids,
+            )
+            budget.charge(len(listed.encode("utf-8")))
+            text += listed
         now = self.clock.now_ms()
         rows = [InjectionRow(i, identity, session_key, surface, now) for i in rendered.injected_ids]
         left_s = max(_MIN_RECORDING_S, budget_s - (time.monotonic() - started))
@@ -425,7 +477,7 @@ class AgentMemory:
             recording.result(timeout=left_s)
         except FutureTimeout:
             log.info("recording %d injection(s) for %s continues in the background", len(rows), identity)
-        return InjectionResult(rendered.text, tuple(rendered.injected_ids))
+        return InjectionResult(text, tuple(rendered.injected_ids))
 
     def within_budget(self, call: Callable[[], T], timeout_s: float | None = None) -> T:
         """``call()`` on the recall pool, waited for at most ``timeout_s`` (default:
@@ -438,9 +490,20 @@ class AgentMemory:
         timeout = self.config.recall_timeout_ms / 1000 if timeout_s is None else timeout_s
         return self._pool.submit(call).result(timeout=timeout)
 
-    def _recall_in(self, realm: str, query: RecallQuery) -> tuple[RealmStore, list[Record]]:
+    def _recall_in(
+        self, realm: str, identity: str, query: RecallQuery, manifest: bool
+    ) -> tuple[RealmStore, list[Record], dict[str, list[InjectableRecord]]]:
+        """The injection's reads: the identity's scopes, the ranking over them, and for a build the
+        manifest's candidates (each scope's newest records, by scope kind)."""
         store = self.store(realm)  # opening a realm may itself wait on the store
-        return store, self.provider.recall(store, query)
+        scopes = self.scopes_of(store, identity)
+        records = self.provider.recall(store, replace(query, scopes=scopes))
+        listed: dict[str, list[InjectableRecord]] = {}
+        if manifest:
+            for scope in scopes:
+                newest = store.newest_active([scope], MANIFEST_PER_SCOPE)
+                listed.setdefault(scope.kind.value, []).extend(_injectable(r) for r in newest)
+        return store, records, listed
 
     def defang(self, text: str) -> str:
         if not self.config.defang_inbound:

@@ -24,7 +24,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from .recall.index import TermIndex
-from .records import Author, Record, Scope, Status
+from .records import Author, Record, Scope, ScopeKind, Status
 from .rows import (
     ChainLinks,
     CommitResult,
@@ -36,6 +36,7 @@ from .rows import (
     InjectionRow,
     PromotionEntry,
     PromotionRow,
+    ProposalItem,
     ProposalRow,
     ProposalState,
     QueueLimits,
@@ -121,14 +122,25 @@ class RealmTxn(Protocol):
     def prior_review(self, memory_id: str) -> dict[str, Any] | None:
         """The last quarantine review of ``memory_id`` as its audit evidence holds it
         (``{audit_token, decided_at_ms, review}``), or ``None``: only a review's own audit row
-        counts, never a plain forget."""
+        counts, never a plain forget. An operator's decision on a proposal is read the same way,
+        by the proposal's id (:meth:`note_proposal_decision` writes its row)."""
         ...
 
     # -- proposals, harvests, dream runs, usage verdicts ----------------------------------------
 
     def proposal(self, proposal_id: str) -> ProposalState | None: ...
 
+    def proposal_item(self, proposal_id: str) -> ProposalItem | None:
+        """The whole proposal (its text too), whatever its status, or ``None``."""
+        ...
+
     def set_proposal_status(self, proposal_id: str, status: str, now_ms: int) -> None: ...
+
+    def note_proposal_decision(self, proposal_id: str, author: Author, review: dict[str, Any]) -> int:
+        """A ``proposal_decision`` audit row keyed by ``proposal_id``, whose ``detail.review`` is
+        ``review`` (its ``origin`` the proposal id): the evidence :meth:`prior_review` reads back.
+        Returns the row's sequence."""
+        ...
 
     def complete_harvest(self, identity: str, session_key: str) -> None: ...
 
@@ -140,6 +152,25 @@ class RealmTxn(Protocol):
         self, run_id: str, verdicts: Sequence[tuple[str, str, str | None]], now_ms: int
     ) -> None:
         """``(record_id, verdict, rationale)`` rows awaiting an operator."""
+        ...
+
+    def audit_verdicts_of(self, record_id: str) -> list[tuple[VerdictRow, str]]:
+        """Every usage-audit verdict on ``record_id`` with its status (``open``, or how an
+        operator resolved it), oldest first."""
+        ...
+
+    def close_audit_verdicts(self, record_id: str, run_ids: Sequence[str], status: str) -> None:
+        """Resolve the open verdicts on ``record_id`` of the runs ``run_ids`` as ``status``."""
+        ...
+
+    def note_verdict_resolution(self, record_id: str, author: Author, detail: dict[str, Any]) -> str:
+        """An ``audit_verdict`` audit row holding ``detail`` (its ``resolution``); returns the
+        row's audit token."""
+        ...
+
+    def verdict_resolutions(self, record_id: str) -> list[dict[str, Any]]:
+        """The resolutions of ``record_id``'s verdicts as their audit rows hold them
+        (``{audit_token, decided_at_ms, resolution}``), newest first."""
         ...
 
     # -- gated promotions ------------------------------------------------------------------------
@@ -209,6 +240,11 @@ class SessionTxn(Protocol):
         """Delete up to ``limit`` sessions that ended before ``ended_before_ms``; how many went."""
         ...
 
+    def add_harvest(self, identity: str, session_key: str, cause: str, retired_at_ms: int) -> bool:
+        """Queue an exit interview of ``identity``'s session ``session_key`` (with the session's
+        end, in one transaction); ``False`` when that session has one already (nothing changed)."""
+        ...
+
 
 class SessionReads(Protocol):
     """Host-session reads outside a session transaction (each sees every committed change)."""
@@ -260,7 +296,13 @@ class PanelReads(Protocol):
         """The scope of each proposal a gated promotion was made from."""
         ...
 
-    def pending_proposals(self, limit: int) -> list[ProposalRow]: ...
+    def pending_proposals(self, limit: int) -> list[ProposalRow]:
+        """The open proposals (``pending`` or ``held``), newest first, without their bodies."""
+        ...
+
+    def proposal_detail(self, proposal_id: str) -> ProposalItem | None:
+        """One proposal with its text, whatever its status, or ``None``."""
+        ...
 
     def injections(self, limit: int) -> list[InjectionEntry]: ...
 
@@ -287,19 +329,27 @@ class StewardReads(Protocol):
     """What the memory steward reads of one realm outside its write transactions."""
 
     def gather(
-        self, *, identities: Collection[str] | None, mob: str | None, limits: QueueLimits
+        self,
+        *,
+        identities: Collection[str] | None,
+        mob: str | None,
+        limits: QueueLimits,
+        unaffiliated: bool = False,
     ) -> QueueRows:
         """What waits for a dream, oldest first, within ``limits``; ``identities`` restricts
-        quarantined records and harvests (a mob partition), ``mob`` proposals. Sources waiting on
-        a pending gate are left out."""
+        quarantined records and harvests (a mob partition), ``mob`` proposals to that mob's, and
+        ``unaffiliated`` to those of no mob. Sources waiting on a pending gate are left out."""
         ...
 
     def identity_keys(self) -> list[str]:
         """Every identity the realm holds a scope or a harvest for."""
         ...
 
-    def signal_count(self, *, identities: Collection[str] | None, mob: str | None) -> int:
-        """Quarantined identity records and open proposals waiting for a dream."""
+    def signal_count(
+        self, *, identities: Collection[str] | None, mob: str | None, unaffiliated: bool = False
+    ) -> int:
+        """Quarantined identity records, open proposals and pending exit-interview harvests
+        waiting for a dream (filtered as :meth:`gather` filters them)."""
         ...
 
     def run_stats(self, partition: str, since_ms: int) -> tuple[int, int | None]:
@@ -363,14 +413,14 @@ class RealmStore(PanelReads, StewardReads, SessionReads, Protocol):
         """Append injection-ledger rows and count the usage, in one transaction."""
         ...
 
-    def newest_active(self, scope: Scope, limit: int, tags: Sequence[str] = ()) -> list[Record]:
-        """Active records of ``scope`` carrying every one of ``tags``, updated desc, created desc,
+    def newest_active(self, scopes: Sequence[Scope], limit: int, tags: Sequence[str] = ()) -> list[Record]:
+        """Active records of ``scopes`` carrying every one of ``tags``, updated desc, created desc,
         id desc."""
         ...
 
-    def tagged_docs(self, scope: Scope, tags: Sequence[str]) -> set[int]:
-        """The recall documents (``doc``) of ``scope``'s active records that carry every one of
-        ``tags`` (at least one tag)."""
+    def tagged_docs(self, scopes: Sequence[Scope], tags: Sequence[str]) -> set[int]:
+        """The recall documents (``doc``) of the active records of ``scopes`` that carry every one
+        of ``tags`` (at least one tag)."""
         ...
 
     def full_records_page(self, where: RecordFilter, after: RecordKey | None, limit: int) -> FullRecordsPage:
@@ -379,12 +429,17 @@ class RealmStore(PanelReads, StewardReads, SessionReads, Protocol):
         last one's key when more match, else ``None``."""
         ...
 
-    def reading_index(self, scope: Scope) -> AbstractContextManager[TermIndex]:
-        """The recall index of ``scope``'s active records, caught up with every write so far, as
-        one consistent read view until the block ends."""
+    def reading_index(self, scopes: Sequence[Scope]) -> AbstractContextManager[TermIndex]:
+        """The recall index of the active records of ``scopes``, as one collection (their
+        statistics summed, each record's neighbours within its own scope), caught up with every
+        write so far, as one consistent read view until the block ends."""
         ...
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]: ...
+
+    def scope_keys(self, kind: ScopeKind) -> list[str]:
+        """The keys of the realm's scopes of ``kind`` that have held a record, sorted."""
+        ...
 
     def exporting(
         self, *, statuses: Collection[Status], scope: Scope | None = None

@@ -1,4 +1,4 @@
-"""The console Memory panel: ten read methods over every realm, filtered by the caller's grants
+"""The console Memory panel: eleven read methods over every realm, filtered by the caller's grants
 (seed 000 "Console Memory panel", REFERENCE 5.5 and 6).
 
 ``params`` owns the method parameters, ``visibility`` which rows a caller may read, ``records`` the

@@ -1,5 +1,5 @@
-"""The realm-level listings: the quarantine queue, the overview, proposals, the injection ledger,
-harvests and open usage-audit verdicts.
+"""The realm-level listings: the quarantine queue, the overview, proposals (and one proposal in
+full), the injection ledger, harvests and open usage-audit verdicts.
 
 Each merges the covered realms newest first (a tie keeps realm-name order), applies ``limit`` to
 those store rows, and only then drops the rows the caller may not read, so a restricted caller can
@@ -14,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..errors import AccessDenied, UnknownRecord
+from ..memory.records import content_hash
 from ..memory.rows import InjectionEntry, PromotionEntry, RecordAccess
-from .params import ListingParams
+from .params import ListingParams, ProposalParams
 from .records import injection_to_wire, row_to_wire
 from .store import PanelSource, PanelStore, stores_for
 from .visibility import Viewer
@@ -28,6 +30,7 @@ __all__ = [
     "injections",
     "newest_first",
     "overview",
+    "proposal_detail",
     "proposals",
     "quarantine",
 ]
@@ -150,7 +153,9 @@ def overview(source: PanelSource, viewer: Viewer, p: ListingParams) -> dict[str,
 
 
 def proposals(source: PanelSource, viewer: Viewer, p: ListingParams) -> dict[str, Any]:
-    """``meta/memory/panel/proposals``: pending proposals' metadata (never a body) and their taint."""
+    """``meta/memory/panel/proposals``: open proposals' metadata (pending or held: a dream that
+    holds one leaves it waiting, never a body), their taint, and the content hash a decision binds
+    to."""
     stores = stores_for(source, p.realm)
     picked = newest_first(stores, lambda s: s.pending_proposals(p.limit), lambda r: r.created_at_ms, p.limit)
     return {
@@ -166,10 +171,53 @@ def proposals(source: PanelSource, viewer: Viewer, p: ListingParams) -> dict[str
                 "status": r.status,
                 "created_at_ms": r.created_at_ms,
                 "tainted": r.tainted,
+                "content_hash": r.content_hash,
             }
             for s, r in picked
             if viewer.scope(r.scope_kind, r.scope_key)
         ],
+        "realms": [s.realm for s in stores],
+    }
+
+
+def proposal_detail(source: PanelSource, viewer: Viewer, p: ProposalParams) -> dict[str, Any]:
+    """``meta/memory/panel/proposal``: one proposal with its body and content hash, whatever its
+    status, to a caller who may read its scope. Without ``realm``, the first realm (by name)
+    holding the id that the caller may read; if it may read none, the first realm's denial.
+
+    Raises:
+        UnknownRecord: -32001, no covered realm holds the id.
+        AccessDenied: -32030 naming the scope's read action, with the proposal id.
+    """
+    stores = stores_for(source, p.realm)
+    found = [(s, item) for s in stores if (item := s.proposal_detail(p.proposal_id)) is not None]
+    if not found:
+        raise UnknownRecord(f"unknown proposal '{p.proposal_id}'")
+    readable = [(s, item) for s, item in found if viewer.scope(item.scope_kind, item.scope_key)]
+    if not readable:
+        item = found[0][1]
+        raise AccessDenied(
+            viewer.denial(item.scope_kind, item.scope_key) or "agent.memory.read", p.proposal_id
+        )
+    store, item = readable[0]
+    return {
+        "realm": store.realm,
+        "proposal": {
+            "proposal_id": item.proposal_id,
+            "scope_kind": item.scope_kind,
+            "scope_key": item.scope_key,
+            "kind": item.kind,
+            "title": item.title,
+            "description": item.description,
+            "body": item.body,
+            "tags": list(item.tags),
+            "author": dict(item.author),
+            "status": item.status,
+            "tainted": item.tainted,
+            "created_at_ms": item.created_at_ms,
+            "content_hash": content_hash(item.title, item.body),
+            "body_bytes": len(item.body.encode("utf-8")),
+        },
         "realms": [s.realm for s in stores],
     }
 

@@ -1,4 +1,4 @@
-"""Parameters of the ten panel methods: the one place their rules and -32602 messages live.
+"""Parameters of the eleven panel methods: the one place their rules and -32602 messages live.
 
 Absent or ``null`` params mean no filters; any other non-object is refused. Unknown keys are
 ignored (the ``injections`` method, for one, parses no identity, session or surface filter).
@@ -22,11 +22,13 @@ __all__ = [
     "RECORDS_LIMIT",
     "Limit",
     "ListingParams",
+    "ProposalParams",
     "RecordParams",
     "RecordsParams",
     "format_cursor",
     "parse_cursor",
     "parse_listing_params",
+    "parse_proposal_params",
     "parse_record_params",
     "parse_records_params",
 ]
@@ -62,6 +64,12 @@ class RecordsParams:
 @dataclass(frozen=True)
 class RecordParams:
     memory_id: str
+    realm: str | None
+
+
+@dataclass(frozen=True)
+class ProposalParams:
+    proposal_id: str
     realm: str | None
 
 
@@ -127,6 +135,16 @@ def parse_record_params(params: Any) -> RecordParams:
     if not isinstance(memory_id, str) or not memory_id.strip():
         raise InvalidParams("memory_id must be a non-empty string")
     return RecordParams(memory_id.strip(), parse_realm(params))
+
+
+def parse_proposal_params(params: Any) -> ProposalParams:
+    """``{proposal_id, realm?}``."""
+    if not isinstance(params, dict):
+        raise InvalidParams("params must be a JSON object")
+    proposal_id = params.get("proposal_id")
+    if not isinstance(proposal_id, str) or not proposal_id.strip():
+        raise InvalidParams("proposal_id must be a non-empty string")
+    return ProposalParams(proposal_id.strip(), parse_realm(params))
 
 
 def parse_listing_params(params: Any, bounds: Limit | None) -> ListingParams:

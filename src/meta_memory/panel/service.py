@@ -1,4 +1,4 @@
-"""The Memory panel: ten read methods over every realm store, filtered by the caller's grants.
+"""The Memory panel: eleven read methods over every realm store, filtered by the caller's grants.
 
 :class:`MemoryPanel` is what the gateway calls. Each method takes its parsed params (parsed at the
 dispatcher boundary by the parser :data:`PANEL_METHODS` names) and the authenticated principal, and
@@ -22,9 +22,11 @@ from .params import (
     LISTING_LIMIT,
     Limit,
     ListingParams,
+    ProposalParams,
     RecordParams,
     RecordsParams,
     parse_listing_params,
+    parse_proposal_params,
     parse_record_params,
     parse_records_params,
 )
@@ -74,8 +76,12 @@ class MemoryPanel:
         return _listings.overview(self.source, self._viewer(principal), p)
 
     def proposals(self, p: ListingParams, principal: Principal) -> dict[str, Any]:
-        """``{proposals, realms}``: pending proposal metadata, bodies withheld."""
+        """``{proposals, realms}``: open (pending or held) proposals' metadata, bodies withheld."""
         return _listings.proposals(self.source, self._viewer(principal), p)
+
+    def proposal(self, p: ProposalParams, principal: Principal) -> dict[str, Any]:
+        """``{realm, proposal, realms}``: one proposal with its body and content hash."""
+        return _listings.proposal_detail(self.source, self._viewer(principal), p)
 
     def injections(self, p: ListingParams, principal: Principal) -> dict[str, Any]:
         """``{injections, realms}``: the injection ledger, newest first."""
@@ -108,8 +114,9 @@ PANEL_METHODS: Mapping[str, PanelMethod] = MappingProxyType(
         "meta/memory/panel/audit_verdicts": PanelMethod(_listing(LISTING_LIMIT), MemoryPanel.audit_verdicts),
         "meta/memory/panel/overview": PanelMethod(_listing(None), MemoryPanel.overview),
         "meta/memory/panel/proposals": PanelMethod(_listing(LISTING_LIMIT), MemoryPanel.proposals),
+        "meta/memory/panel/proposal": PanelMethod(parse_proposal_params, MemoryPanel.proposal),
         "meta/memory/panel/injections": PanelMethod(_listing(LISTING_LIMIT), MemoryPanel.injections),
         "meta/memory/panel/harvests": PanelMethod(_listing(LISTING_LIMIT), MemoryPanel.harvests),
     }
 )
-"""The ten console methods: the parser and the panel call behind each."""
+"""The eleven console methods: the parser and the panel call behind each."""

@@ -4,15 +4,18 @@ and session keys (``keys``). Sessions are rows of the realm store, not objects o
 from __future__ import annotations
 
 from .keys import new_session_key, realm_of_key
-from .manager import TRUSTED, Caller, HostSession, SessionManager, ToolOutcome, unknown_session
+from .manager import TRUSTED, Caller, HostSession, SessionClosed, SessionManager, ToolOutcome, unknown_session
 from .params import (
     MAX_SESSION_KEY_BYTES,
+    RETIREMENT_CAUSES,
+    CloseParams,
     MemoryToolParams,
     OpenSessionParams,
     PeerMessageParams,
     SessionRef,
     ToolResultParams,
     TurnParams,
+    parse_close,
     parse_memory_tool,
     parse_open,
     parse_peer_message,
@@ -23,18 +26,22 @@ from .params import (
 
 __all__ = [
     "MAX_SESSION_KEY_BYTES",
+    "RETIREMENT_CAUSES",
     "TRUSTED",
     "Caller",
+    "CloseParams",
     "HostSession",
     "MemoryToolParams",
     "OpenSessionParams",
     "PeerMessageParams",
+    "SessionClosed",
     "SessionManager",
     "SessionRef",
     "ToolOutcome",
     "ToolResultParams",
     "TurnParams",
     "new_session_key",
+    "parse_close",
     "parse_memory_tool",
     "parse_open",
     "parse_peer_message",

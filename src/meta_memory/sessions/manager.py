@@ -30,7 +30,7 @@ from typing import Any
 
 from ..clock import Clock
 from ..config import AgentMemoryConfig
-from ..errors import CapabilityUnavailable, MetaError, SessionRefused, StorageRefused
+from ..errors import CapabilityUnavailable, InvalidParams, MetaError, SessionRefused, StorageRefused
 from ..events import EventSink
 from ..memory.injection import SessionInjectionBudget, turn_text
 from ..memory.records import Author, Evidence, VerificationClaim
@@ -41,6 +41,7 @@ from ..recorder import ToolArgumentError, ToolCall, parse_memory_tool_arguments
 from ..trust import ContentTrustPolicy, SessionTaint, TaintChange, WriteGate, classify, emit_quarantined
 from .keys import new_session_key, realm_of_key
 from .params import (
+    CloseParams,
     MemoryToolParams,
     OpenSessionParams,
     PeerMessageParams,
@@ -49,7 +50,15 @@ from .params import (
     TurnParams,
 )
 
-__all__ = ["TRUSTED", "Caller", "HostSession", "SessionManager", "ToolOutcome", "unknown_session"]
+__all__ = [
+    "TRUSTED",
+    "Caller",
+    "HostSession",
+    "SessionClosed",
+    "SessionManager",
+    "ToolOutcome",
+    "unknown_session",
+]
 
 log = logging.getLogger("meta_memory.sessions")
 
@@ -108,6 +117,18 @@ class _Writer:
     realm: str
     mob: str | None
     write_taint: str | None
+
+
+@dataclass(frozen=True)
+class SessionClosed:
+    """What closing a session did beyond ending it. ``harvest``: ``None`` (no retirement cause),
+    ``queued`` (an exit interview waits for the steward's next dream) or ``steward_disabled``
+    (nothing was queued: the steward is off)."""
+
+    harvest: str | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"closed": True, "harvest": self.harvest}
 
 
 @dataclass(frozen=True)
@@ -219,7 +240,18 @@ class SessionManager:
 
     def open(self, p: OpenSessionParams, caller: Caller = TRUSTED) -> HostSession:
         """A fresh session for ``p.identity`` in ``p.realm``: clean, unless the identity holds
-        pending taint (which it takes)."""
+        pending taint (which it takes).
+
+        Raises:
+            InvalidParams: ``p.mob`` is not the mob the roster puts the identity in.
+        """
+        if p.mob is not None:
+            member_of = self.memory.shared.mob_of(p.identity)
+            if member_of != p.mob:
+                where = f"in mob '{member_of}'" if member_of is not None else "in no mob"
+                raise InvalidParams(
+                    f"mob '{p.mob}': identity '{p.identity}' is not a member (the roster puts it {where})"
+                )
         store = self.memory.store(p.realm)
         now = self.clock.now_ms()
         row = SessionRow(
@@ -272,10 +304,21 @@ class SessionManager:
                 txn.put_session(row)
         return HostSession(realm, row)
 
-    def close(self, p: SessionRef, caller: Caller = TRUSTED) -> None:
+    def close(self, p: SessionRef, caller: Caller = TRUSTED) -> SessionClosed:
+        """End the session. With a retirement cause (:class:`CloseParams`) and the steward on
+        (``[agent_memory.steward] enabled``), the end also queues an exit-interview harvest of the
+        identity for the next dream, in the same transaction (one per session: the session ends
+        once)."""
         _, store, row = self._live(p.session_key, caller)
+        cause = p.cause if isinstance(p, CloseParams) else None
+        harvest = None if cause is None else ("queued" if self.config.steward.enabled else "steward_disabled")
         with self.taint.changing(store) as change:
-            change.end(row.key, "closed")
+            if change.end(row.key, "closed") is None:  # another call ended it meanwhile
+                raise _ended(change.session(row.key) or row, self._timeout_s)
+            if harvest == "queued":
+                assert cause is not None
+                change.txn.add_harvest(row.identity, row.key, cause, self.clock.now_ms())
+        return SessionClosed(harvest)
 
     # -- context -------------------------------------------------------------------------
 
@@ -445,6 +488,7 @@ class SessionManager:
                     "body": r.body,
                     "tags": list(r.tags),
                     "updated_at_ms": r.updated_at_ms,
+                    "scope": r.scope.kind.value,  # the identity's own, or a scope it shares
                 }
                 for r in records
             ]
@@ -472,6 +516,12 @@ class SessionManager:
             if session.mob is None:
                 return ToolOutcome(
                     "propose_to_mob needs a mob context; this session has no mob", True, "none"
+                )
+            if not self.memory.shared.may_propose(session.realm, session.identity, session.mob):
+                return ToolOutcome(
+                    f"access denied: mob.memory.propose: {session.identity} may not propose to mob {session.mob}",
+                    True,
+                    "none",
                 )
             tainted = session.write_taint is not None
             proposal_id = self.memory.propose(draft, session.mob, tainted=tainted)

@@ -12,12 +12,15 @@ from ..trust import ToolProvenance
 
 __all__ = [
     "MAX_SESSION_KEY_BYTES",
+    "RETIREMENT_CAUSES",
+    "CloseParams",
     "MemoryToolParams",
     "OpenSessionParams",
     "PeerMessageParams",
     "SessionRef",
     "ToolResultParams",
     "TurnParams",
+    "parse_close",
     "parse_memory_tool",
     "parse_open",
     "parse_peer_message",
@@ -42,6 +45,19 @@ class SessionRef:
     """A call naming one open session (``build_context``, ``reset``, ``compact``, ``close``)."""
 
     session_key: str
+
+
+RETIREMENT_CAUSES = ("retired", "respawned")
+"""Why a session ends for good, as ``meta/session/close`` takes it: the identity left the fleet
+(``retired``) or goes on as a fresh instance (``respawned``). Either queues an exit-interview
+harvest of what the identity learned, for the steward's next dream."""
+
+
+@dataclass(frozen=True)
+class CloseParams(SessionRef):
+    """``meta/session/close``: with a retirement ``cause``, the close queues an exit interview."""
+
+    cause: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +122,16 @@ def parse_open(params: Any, *, default_realm: str) -> OpenSessionParams:
 
 def parse_session_ref(params: Any) -> SessionRef:
     return SessionRef(_key(_obj(params)))
+
+
+def parse_close(params: Any) -> CloseParams:
+    p = _obj(params)
+    key = _key(p)
+    cause = p.get("cause")
+    if cause is not None and (not isinstance(cause, str) or cause not in RETIREMENT_CAUSES):
+        allowed = " or ".join(f"'{c}'" for c in RETIREMENT_CAUSES)
+        raise InvalidParams(f"cause must be {allowed} when provided (got {cause!r})")
+    return CloseParams(key, cause)
 
 
 def parse_turn(params: Any) -> TurnParams:

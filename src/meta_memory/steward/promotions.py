@@ -69,6 +69,9 @@ class StagedPromotion:
     rationale: str | None
     proposal_id: str | None
     run_id: str
+    # Who asked for the gate: the steward's run (None), or the console reviewer whose accept of a
+    # tainted proposal it stands for; the gating entry's actor, who may not approve it.
+    requested_by: str | None = None
 
 
 class Promotions:
@@ -173,14 +176,16 @@ class Promotions:
             action = PROMOTE_PROPOSAL_ACTION if staged.proposal_id else PROMOTE_QUARANTINE_ACTION
             origin = f"proposal {staged.proposal_id}" if staged.proposal_id else f"record {staged.source_id}"
             owner = f" of identity {staged.identity}" if staged.identity else ""
+            actor = staged.requested_by or f"memory-steward:{staged.run_id}"
+            asked = f"accepted by {staged.requested_by}" if staged.requested_by else f"dream {staged.run_id}"
             try:
                 entry = self.gating.create_pending(
                     action,
-                    f"memory-steward:{staged.run_id}",
+                    actor,
                     target.key,
                     staged.source_id,
                     f"{action}: {origin}{owner} into {target.kind.value} scope '{target.key}' "
-                    f"(realm {staged.realm}, dream {staged.run_id})",
+                    f"(realm {staged.realm}, {asked})",
                     timeout_ms=self._gate_timeout_ms,
                 )
             except Exception as exc:

@@ -3,9 +3,12 @@
 ``cadence`` is read simply: ``"*/<n><unit>"`` (or ``"<n><unit>"``), unit ``m``, ``h`` or ``d``, means
 "at most one scheduled dream per partition every n units, counted from that partition's latest
 dream". On top of it, a partition dreams at most ``runs_per_day`` times per UTC day (dreams asked for
-on demand count too) and only while at least ``min_signals`` quarantined records and proposals wait.
+on demand count too) and only while at least ``min_signals`` quarantined records, proposals and
+exit-interview harvests wait.
 Both counts are read from the realm file's ``dream_runs``, so a restart does not reset them. With
-``per_mob = true`` each roster mob of a realm is its own partition.
+``per_mob = true`` each mob of a realm (a roster mob, or one a proposal names that nobody is in) is
+its own partition, and whatever no mob claims (the identities in no mob, proposals outside mob
+scope) is one more, ``(no mob)``: nothing waits for a partition that is never scheduled.
 
 :meth:`StewardScheduler.tick` is one pass over every realm with a store file, by the injected clock;
 the daemon thread started by :meth:`StewardScheduler.start` only calls it every ``poll_interval_s``
@@ -71,29 +74,40 @@ class StewardScheduler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def due(self, realm: str, mob: str | None = None) -> bool:
+    def due(self, realm: str, mob: str | None = None, *, unaffiliated: bool = False) -> bool:
         """Whether the partition may dream now: interval passed, daily budget left, enough signals."""
         config = self.steward.config
         now = self._clock.now_ms()
-        partition = self.steward.partition_of(realm, mob)
+        partition = self.steward.partition_of(realm, mob, unaffiliated=unaffiliated)
         runs_today, latest = self.steward.memory.store(realm).run_stats(partition, now - now % DAY_MS)
         if runs_today >= config.runs_per_day:
             return False
         if latest is not None and now - latest < self.interval_ms:
             return False
-        return self.steward.signals(realm, mob=mob) >= config.min_signals
+        return self.steward.signals(realm, mob=mob, unaffiliated=unaffiliated) >= config.min_signals
+
+    def _partitions(self, realm: str) -> list[tuple[str | None, bool]]:
+        """``(mob, unaffiliated)`` of every partition of ``realm`` a pass considers."""
+        if not self.steward.config.per_mob:
+            return [(None, False)]
+        return [*((mob, False) for mob in self.steward.mob_partitions(realm)), (None, True)]
 
     def tick(self) -> list[DreamReport]:
         """One scheduling pass: dream every due partition. A failing dream is logged, not raised."""
         reports: list[DreamReport] = []
-        mobs: list[str | None] = list(self.steward.mobs()) if self.steward.config.per_mob else [None]
         for realm in self._realms():
-            for mob in mobs:
+            try:
+                partitions = self._partitions(realm)
+            except Exception:
+                log.exception("listing the steward partitions of realm %r failed", realm)
+                continue
+            for mob, unaffiliated in partitions:
                 try:
-                    if self.due(realm, mob):
-                        reports.append(self.steward.dream(realm, mob=mob))
+                    if self.due(realm, mob, unaffiliated=unaffiliated):
+                        reports.append(self.steward.dream(realm, mob=mob, unaffiliated=unaffiliated))
                 except Exception:
-                    log.exception("scheduled steward dream of realm %r (mob %r) failed", realm, mob)
+                    partition = self.steward.partition_of(realm, mob, unaffiliated=unaffiliated)
+                    log.exception("scheduled steward dream of realm %r (%s) failed", realm, partition)
         return reports
 
     def start(self) -> None:

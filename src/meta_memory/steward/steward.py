@@ -32,6 +32,7 @@ from ..memory.rows import QueueLimits
 from ..memory.service import AgentMemory
 from ..memory.store import RealmStore
 from ..review import PROMOTION_EXPIRY_MS, QuarantineReview
+from .audit_verdicts import AuditVerdicts
 from .model import (
     HARVEST_RECORDS_MAX,
     HARVESTS_MAX,
@@ -47,11 +48,15 @@ from .promotions import Promotions
 from .reviewer import DeterministicReviewer, Reviewer
 from .verdicts import VerdictApplier
 
-__all__ = ["Steward"]
+__all__ = ["NO_MOB_PARTITION", "Steward"]
 
 log = logging.getLogger("meta_memory.steward")
 
 _LIMITS = QueueLimits(QUARANTINE_MAX, PROPOSALS_MAX, HARVESTS_MAX, HARVEST_RECORDS_MAX, USAGE_SAMPLE_MAX)
+
+NO_MOB_PARTITION = "(no mob)"
+"""The per-mob partition of everything no mob claims: the quarantine and harvests of identities
+the roster puts in no mob, and proposals outside mob scope (operator scope)."""
 
 
 class Steward:
@@ -94,6 +99,7 @@ class Steward:
         self.events = events
         self.clock = clock
         self.review = QuarantineReview(memory, events)
+        self.audit_verdicts = AuditVerdicts(memory)
         self._roster = roster
         self._mobs = sorted(set(mobs))
         self._operator_scope_active = operator_scope_active
@@ -119,19 +125,35 @@ class Steward:
         return attrs.mob if attrs is not None else None
 
     @staticmethod
-    def partition_of(realm: str, mob: str | None) -> str:
-        """A run's partition: the realm, or ``mob:<key>`` for a per-mob run."""
+    def partition_of(realm: str, mob: str | None, *, unaffiliated: bool = False) -> str:
+        """A run's partition: the realm, ``mob:<key>`` for a per-mob run, or
+        :data:`NO_MOB_PARTITION` for the run over what no mob claims."""
+        if unaffiliated:
+            return NO_MOB_PARTITION
         return realm if mob is None else f"mob:{mob}"
 
-    def _members(self, store: RealmStore, mob: str | None) -> set[str] | None:
+    def mob_partitions(self, realm: str) -> list[str]:
+        """Every mob a per-mob schedule dreams over in ``realm``, sorted: the config roster's, the
+        roster's mob of each identity the realm holds, and every mob the realm names (a proposal
+        to a mob nobody is in still gets its own partition, so it is never left waiting)."""
+        store = self.memory.store(realm)
+        named = {key for kind, key in store.realm_scopes() if kind == "mob"}
+        held = {self.mob_of(identity) for identity in store.identity_keys()}
+        return sorted({*self._mobs, *named, *(mob for mob in held if mob is not None)})
+
+    def _members(self, store: RealmStore, mob: str | None, unaffiliated: bool) -> set[str] | None:
+        if unaffiliated:
+            return {identity for identity in store.identity_keys() if self.mob_of(identity) is None}
         if mob is None:
             return None
         return {identity for identity in store.identity_keys() if self.mob_of(identity) == mob}
 
-    def signals(self, realm: str, *, mob: str | None = None) -> int:
-        """How many quarantined records and proposals wait for a dream of this partition."""
+    def signals(self, realm: str, *, mob: str | None = None, unaffiliated: bool = False) -> int:
+        """How many quarantined records, proposals and harvests wait for a dream of this partition."""
         store = self.memory.store(realm)
-        return store.signal_count(identities=self._members(store, mob), mob=mob)
+        return store.signal_count(
+            identities=self._members(store, mob, unaffiliated), mob=mob, unaffiliated=unaffiliated
+        )
 
     def record_harvest(self, realm: str, identity: str, session_key: str, cause: str) -> None:
         """Queue an exit interview of a retired identity's session for the next dream."""
@@ -139,19 +161,25 @@ class Steward:
 
     # -- the dream ----------------------------------------------------------------------------------
 
-    def dream(self, realm: str, *, mob: str | None = None) -> DreamReport:
-        """Run one dream over ``realm`` (only ``mob``'s members and proposals when given).
+    def dream(self, realm: str, *, mob: str | None = None, unaffiliated: bool = False) -> DreamReport:
+        """Run one dream over ``realm`` (only ``mob``'s members and proposals when given; with
+        ``unaffiliated``, only identities in no mob and proposals outside mob scope).
 
         Returns the report; a dream that did not run has ``status = "skipped"`` and a reason.
+
+        Raises:
+            ValueError: both ``mob`` and ``unaffiliated`` (a caller bug).
         """
-        partition = self.partition_of(realm, mob)
+        if mob is not None and unaffiliated:
+            raise ValueError("a dream is over one mob or over what no mob claims, not both")
+        partition = self.partition_of(realm, mob, unaffiliated=unaffiliated)
         key = (realm, partition)
         with self._running_lock:
             if key in self._running:
                 return self._skipped(realm, partition, "already_running", [])
             self._running.add(key)
         try:
-            return self._dream(realm, mob, partition)
+            return self._dream(realm, mob, partition, unaffiliated)
         finally:
             with self._running_lock:
                 self._running.discard(key)
@@ -162,12 +190,17 @@ class Steward:
             realm, partition, status="skipped", skipped_reason=reason, expired_promotions=expired
         )
 
-    def _dream(self, realm: str, mob: str | None, partition: str) -> DreamReport:
+    def _dream(self, realm: str, mob: str | None, partition: str, unaffiliated: bool) -> DreamReport:
         store = self.memory.store(realm)
         if self._gating is not None:
             self._gating.pending()  # applies gating deadlines that are due: timed-out promotions expire
         expired = self.promotions.expire_overdue(store)
-        queue = store.gather(identities=self._members(store, mob), mob=mob, limits=_LIMITS)
+        queue = store.gather(
+            identities=self._members(store, mob, unaffiliated),
+            mob=mob,
+            limits=_LIMITS,
+            unaffiliated=unaffiliated,
+        )
         dream_input = DreamInput(
             realm=realm,
             run_id=f"dream-{self.clock.now_ms():x}-{secrets.token_hex(4)}",

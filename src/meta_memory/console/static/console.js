@@ -441,26 +441,37 @@ const REFUSALS = {
   read_only: "This console is read-only: decisions are refused.",
 };
 
-function refusalText(exc) {
+function refusalText(exc, refusals = REFUSALS) {
   const reason = exc.data?.reason;
-  let text = REFUSALS[reason] || exc.message;
+  let text = refusals[reason] || exc.message;
   if (reason === "gate_pending" && typeof exc.data?.expires_at_ms === "number") text += ` The gate expires ${fmtTime(exc.data.expires_at_ms)}.`;
   return reason ? `Refused (${reason}): ${text}` : `${exc.method} failed: ${text}`;
 }
 
 /** The confirm dialog: resolves to {rationale} on confirm, null on cancel. */
 function confirmDecision(verdict, target) {
-  const dialog = $("confirm");
   const release = verdict === "release";
-  $("confirm-title").textContent = release ? "Release this record?" : "Discard this record?";
-  $("confirm-text").textContent = release
-    ? `“${target.title || target.memory_id}” becomes active memory of ${target.identity}, capped at agent_observed trust.`
-    : `“${target.title || target.memory_id}” is tombstoned and never recalled. Nothing is deleted.`;
-  $("confirm-hash").textContent = `Bound to content hash ${target.content_hash}`;
+  return askConfirm({
+    title: release ? "Release this record?" : "Discard this record?",
+    text: release
+      ? `“${target.title || target.memory_id}” becomes active memory of ${target.identity}, capped at agent_observed trust.`
+      : `“${target.title || target.memory_id}” is tombstoned and never recalled. Nothing is deleted.`,
+    hash: target.content_hash,
+    ok: release ? "Release" : "Discard",
+    okClass: release ? "release" : "danger",
+  });
+}
+
+/** The confirm dialog with the given texts, bound to a content hash. */
+function askConfirm({ title, text, hash, ok: okText, okClass }) {
+  const dialog = $("confirm");
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-hash").textContent = `Bound to content hash ${hash}`;
   $("confirm-rationale").value = "";
   const ok = $("confirm-ok");
-  ok.textContent = release ? "Release" : "Discard";
-  ok.className = release ? "release" : "danger";
+  ok.textContent = okText;
+  ok.className = okClass;
   return new Promise((resolve) => {
     dialog.addEventListener(
       "close",
@@ -702,23 +713,131 @@ async function simpleList(mount, live, { title, subtitle, method, key, columns, 
   mount.append(table(columns, result[key] || [], empty));
 }
 
-function viewProposals(mount, query, live) {
-  return simpleList(mount, live, {
-    title: "Proposals",
-    subtitle: "Pending mob and operator proposals. Bodies are withheld here.",
-    method: "meta/memory/panel/proposals",
-    key: "proposals",
-    empty: "No pending proposals",
-    columns: [
-      { label: "Title", render: (r) => r.title || "—" },
-      { label: "Scope", render: (r) => scopeLabel(r.scope_kind, r.scope_key) },
-      { label: "Kind", render: (r) => r.kind },
-      { label: "Author", render: (r) => (typeof r.author === "object" ? authorLabel(r.author) : r.author) },
-      { label: "Status", render: (r) => badge(r.status, r.status === "pending" ? "warn" : "") },
-      { label: "Tainted", render: (r) => (r.tainted ? badge("tainted", "bad") : "no") },
-      { label: "Realm", render: (r) => r.realm },
-      { label: "Created", cls: "nowrap", render: (r) => fmtTime(r.created_at_ms) },
-    ],
+// -- proposals --------------------------------------------------------------------------------------
+
+const PROPOSAL_REFUSALS = {
+  content_mismatch: "The proposal is not what you read. Reload it and decide on what it holds now.",
+  already_decided: "The proposal was decided already (by the memory steward, or by an operator with the other verdict).",
+  gate_pending: "A gated promotion of this proposal is waiting for approval; decide that first (or wait for it to expire).",
+  operator_scope_off: "Operator scope is off ([agent_memory] operator_scope): this proposal can only be rejected.",
+  unsupported_scope: "Only mob and operator proposals are decided here.",
+  read_only: "This console is read-only: decisions are refused.",
+};
+
+/** Accept / Reject for one proposal, bound to the hash shown. */
+function proposalBox(target, onDecided) {
+  const box = el("div", { class: "card review-box", "data-proposal": target.proposal_id });
+  const message = el("div");
+  const where = scopeLabel(target.scope_kind, target.scope_key);
+  box.append(el("div", {}, "Decision bound to content hash ", el("span", { class: "mono", text: target.content_hash })));
+  if (target.tainted) {
+    box.append(el("p", { class: "muted", text: "Tainted: its session had read untrusted content, so an accept waits on a gated promotion that another reviewer approves (meta/gating/decide)." }));
+  }
+  const decide = async (verdict) => {
+    const accept = verdict === "accept";
+    const confirmed = await askConfirm({
+      title: accept ? "Accept this proposal?" : "Reject this proposal?",
+      text: accept
+        ? `“${target.title || target.proposal_id}” becomes shared memory of ${where}, at agent_observed trust${target.tainted ? ", once a second reviewer approves its gate" : ""}.`
+        : `“${target.title || target.proposal_id}” is rejected: nothing is written to ${where}.`,
+      hash: target.content_hash,
+      ok: accept ? "Accept" : "Reject",
+      okClass: accept ? "release" : "danger",
+    });
+    if (!confirmed) return;
+    for (const b of box.querySelectorAll("button")) b.disabled = true;
+    message.replaceChildren();
+    const params = { realm: target.realm, proposal_id: target.proposal_id, verdict, expected_content_hash: target.content_hash };
+    if (confirmed.rationale) params.rationale = confirmed.rationale;
+    try {
+      const result = await rpc("meta/memory/proposals/decide", params);
+      const outcome = String(result.outcome || "").replace(/^already_/, "");
+      const record = result.record?.memory_id;
+      const what =
+        outcome === "accepted"
+          ? `Accepted into ${where}${record ? ` as ${record}` : ""}`
+          : outcome === "gated"
+            ? `Accepted: waiting on gated promotion ${result.pending_id || ""}`.trim()
+            : "Rejected";
+      const replay = String(result.outcome || "").startsWith("already_") ? ` (already decided: ${result.outcome})` : "";
+      flash(`${what}: “${target.title || target.proposal_id}”${replay}.`);
+      onDecided(result);
+    } catch (exc) {
+      if (exc instanceof AuthError) return signOut(exc.message);
+      message.replaceChildren(el("div", { class: "error", role: "alert", text: exc instanceof RpcError ? refusalText(exc, PROPOSAL_REFUSALS) : String(exc.message) }));
+      for (const b of box.querySelectorAll("button")) b.disabled = false;
+    }
+  };
+  const accept = el("button", { type: "button", class: "release", text: "Accept" });
+  const reject = el("button", { type: "button", class: "danger", text: "Reject" });
+  accept.addEventListener("click", () => decide("accept"));
+  reject.addEventListener("click", () => decide("reject"));
+  box.append(el("div", { class: "actions" }, accept, reject), message);
+  return box;
+}
+
+async function viewProposals(mount, query, live) {
+  mount.append(pageHead("Proposals", "Mob and operator proposals waiting for a decision (pending, or held by a dream). Open one to read it, then accept or reject it."));
+  takeFlash(mount);
+  const result = await load(mount, "meta/memory/panel/proposals", { limit: 100 }, live);
+  if (!result || !live()) return;
+  const rows = result.proposals || [];
+  const notices = el("div");
+  mount.append(notices);
+  const columns = [
+    { label: "Title", render: (r) => r.title || "—" },
+    { label: "Scope", render: (r) => scopeLabel(r.scope_kind, r.scope_key) },
+    { label: "Kind", render: (r) => r.kind },
+    { label: "Author", render: (r) => (typeof r.author === "object" ? authorLabel(r.author) : r.author) },
+    { label: "Status", render: (r) => badge(r.status, r.status === "pending" ? "warn" : "") },
+    { label: "Tainted", render: (r) => (r.tainted ? badge("tainted", "bad") : "no") },
+    { label: "Realm", render: (r) => r.realm },
+    { label: "Created", cls: "nowrap", render: (r) => fmtTime(r.created_at_ms) },
+    { label: "", render: () => el("button", { type: "button", class: "review-toggle", text: "Review" }) },
+  ];
+  const list = table(columns, rows, "No proposals waiting", (r) => ({ "data-proposal-id": r.proposal_id, "data-realm": r.realm }));
+  mount.append(list);
+  const emptyIfDone = () => {
+    const body = list.querySelector("tbody");
+    if (body && !body.querySelector("tr[data-proposal-id]")) list.replaceWith(el("div", { class: "card empty", text: "No proposals waiting" }));
+  };
+  rows.forEach((row, index) => {
+    const tr = list.querySelectorAll("tbody > tr")[index];
+    const toggle = tr.querySelector(".review-toggle");
+    toggle.addEventListener("click", async () => {
+      const open = tr.nextElementSibling?.classList.contains("review-row") ? tr.nextElementSibling : null;
+      if (open) {
+        open.remove();
+        toggle.textContent = "Review";
+        return;
+      }
+      toggle.disabled = true;
+      const cell = el("td", { colspan: columns.length });
+      const reviewRow = el("tr", { class: "review-row" }, cell);
+      tr.after(reviewRow);
+      try {
+        // The body is read here, with the hash the decision is bound to: the list withholds both.
+        const detail = await rpc("meta/memory/panel/proposal", { proposal_id: row.proposal_id, realm: row.realm });
+        const proposal = detail.proposal;
+        cell.append(
+          proposal.description ? el("p", { class: "muted", text: proposal.description }) : "",
+          el("pre", { class: "body", "data-field": "body", text: proposal.body ?? "" }),
+          proposalBox({ ...proposal, realm: detail.realm }, () => {
+            notices.replaceChildren(el("div", { class: "notice", role: "status", text: flashText }));
+            flashText = null;
+            reviewRow.remove();
+            tr.remove();
+            emptyIfDone();
+          }),
+        );
+        toggle.textContent = "Close";
+      } catch (exc) {
+        if (exc instanceof AuthError) return signOut(exc.message);
+        cell.append(errorBox(exc));
+      } finally {
+        toggle.disabled = false;
+      }
+    });
   });
 }
 

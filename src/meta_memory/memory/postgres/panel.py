@@ -13,6 +13,7 @@ from typing import Any
 
 import psycopg
 
+from ..records import content_hash
 from ..rows import (
     ChainLinks,
     DreamRunRow,
@@ -20,6 +21,7 @@ from ..rows import (
     HarvestRow,
     InjectionEntry,
     PromotionEntry,
+    ProposalItem,
     ProposalRow,
     RecordAccess,
     RecordFilter,
@@ -29,6 +31,7 @@ from ..rows import (
     ScopeCounts,
     VerdictRow,
 )
+from . import steward_rows
 from .listing import ROW_FROM, record_where
 
 __all__ = [
@@ -40,6 +43,7 @@ __all__ = [
     "pending_harvests",
     "pending_promotions",
     "pending_proposals",
+    "proposal_detail",
     "proposal_scopes",
     "quarantined",
     "realm_scopes",
@@ -205,9 +209,12 @@ def proposal_scopes(
 
 
 def pending_proposals(conn: psycopg.Connection, realm: str, limit: int) -> list[ProposalRow]:
+    """Open proposals (pending or held), newest first, each with its content hash; the body is
+    read for the hash only."""
     raw = conn.execute(
-        "SELECT proposal_id, scope_kind, scope_key, title, kind, author, status, created_at_ms, tainted "
-        "FROM proposals WHERE realm = %s AND status = 'pending' ORDER BY created_at_ms DESC, proposal_id DESC LIMIT %s",
+        "SELECT proposal_id, scope_kind, scope_key, title, kind, author, status, created_at_ms, tainted, body "
+        "FROM proposals WHERE realm = %s AND status IN ('pending', 'held') "
+        "ORDER BY created_at_ms DESC, proposal_id DESC LIMIT %s",
         (realm, limit),
     ).fetchall()
     return [
@@ -221,9 +228,15 @@ def pending_proposals(conn: psycopg.Connection, realm: str, limit: int) -> list[
             status,
             created,
             bool(t),
+            content_hash(title, body),
         )
-        for pid, kind, key, title, rkind, author, status, created, t in raw
+        for pid, kind, key, title, rkind, author, status, created, t, body in raw
     ]
+
+
+def proposal_detail(conn: psycopg.Connection, realm: str, proposal_id: str) -> ProposalItem | None:
+    """One proposal with its text, whatever its status (as a decision reads it)."""
+    return steward_rows.proposal_item(conn, realm, proposal_id)
 
 
 def injections(conn: psycopg.Connection, realm: str, limit: int) -> list[InjectionEntry]:

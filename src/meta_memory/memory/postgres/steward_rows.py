@@ -16,7 +16,7 @@ import psycopg
 
 from ..codec import dumps
 from ..records import Record, Scope, ScopeKind, content_hash
-from ..rows import HarvestItem, PromotionRow, ProposalItem, ProposalState, QueueLimits, QueueRows
+from ..rows import HarvestItem, PromotionRow, ProposalItem, ProposalState, QueueLimits, QueueRows, VerdictRow
 from .columns import RECORD_COLUMNS
 
 if TYPE_CHECKING:
@@ -25,21 +25,27 @@ if TYPE_CHECKING:
 __all__ = [
     "IDENTITY_KEYS",
     "add_audit_verdicts",
+    "audit_verdicts_of",
+    "close_audit_verdicts",
     "collect_stale_stages",
     "complete_harvest",
     "finish_run",
     "gather",
     "insert_promotion",
+    "note_proposal_decision",
+    "note_verdict_resolution",
     "overdue_promotions",
     "pending_promotions_of",
     "promotion",
     "proposal",
+    "proposal_item",
     "rekey_promotion",
     "resolve_promotion",
     "set_proposal_status",
     "signal_count",
     "staged_batch",
     "start_run",
+    "verdict_resolutions",
 ]
 
 STAGE_TOKEN_TTL_MS = 24 * 3600 * 1000
@@ -68,6 +74,13 @@ def _active_duplicate(conn: psycopg.Connection, scope: Scope, digest: str, exclu
 _PENDING_SOURCES = "(SELECT record_id FROM promotions WHERE realm = %s AND status = 'pending')"
 
 
+def _proposal_filter(mob: str | None, unaffiliated: bool) -> str:
+    """The proposals of one partition: a mob's (its one ``%s``), those outside every mob, or all."""
+    if mob is not None:
+        return " AND scope_kind = 'mob' AND scope_key = %s"
+    return " AND scope_kind != 'mob'" if unaffiliated else ""
+
+
 def gather(
     store: PostgresRealmStore,
     conn: psycopg.Connection,
@@ -75,6 +88,7 @@ def gather(
     identities: Collection[str] | None,
     mob: str | None,
     limits: QueueLimits,
+    unaffiliated: bool = False,
 ) -> QueueRows:
     realm = store.realm
     gated = tuple(
@@ -94,7 +108,7 @@ def gather(
     quarantined: list[tuple[Record, str | None]] = []
     for record in store.records_from(conn, rows):
         quarantined.append((record, _active_duplicate(conn, record.scope, record.content_hash, record.id)))
-    mob_where = " AND scope_kind = 'mob' AND scope_key = %s" if mob is not None else ""
+    mob_where = _proposal_filter(mob, unaffiliated)
     proposals = []
     for row in conn.execute(
         "SELECT proposal_id, scope_kind, scope_key, kind, title, description, body, tags, author, status, "
@@ -147,7 +161,12 @@ def gather(
 
 
 def signal_count(
-    conn: psycopg.Connection, realm: str, *, identities: Collection[str] | None, mob: str | None
+    conn: psycopg.Connection,
+    realm: str,
+    *,
+    identities: Collection[str] | None,
+    mob: str | None,
+    unaffiliated: bool = False,
 ) -> int:
     where, args = _identity_filter(identities, "s.key")
     records = _count(
@@ -157,14 +176,18 @@ def signal_count(
         f"AND r.id NOT IN {_PENDING_SOURCES}{where}",
         (realm, realm, *args),
     )
-    mob_where = " AND scope_kind = 'mob' AND scope_key = %s" if mob is not None else ""
+    mob_where = _proposal_filter(mob, unaffiliated)
     proposals = _count(
         conn,
         "SELECT count(*) FROM proposals WHERE realm = %s AND status IN ('pending', 'held') "
         f"AND proposal_id NOT IN {_PENDING_SOURCES}{mob_where}",
         (realm, realm, *([mob] if mob is not None else [])),
     )
-    return records + proposals
+    where, args = _identity_filter(identities, "identity")
+    harvests = _count(
+        conn, f"SELECT count(*) FROM harvests WHERE realm = %s AND status = 'pending'{where}", (realm, *args)
+    )
+    return records + proposals + harvests
 
 
 def _count(conn: psycopg.Connection, sql: str, args: Sequence[Any]) -> int:
@@ -181,6 +204,47 @@ def proposal(conn: psycopg.Connection, realm: str, proposal_id: str) -> Proposal
         (realm, proposal_id),
     ).fetchone()
     return ProposalState(row[0], row[1], row[2], row[3], bool(row[4])) if row else None
+
+
+def proposal_item(conn: psycopg.Connection, realm: str, proposal_id: str) -> ProposalItem | None:
+    """The whole proposal, its text too, whatever its status."""
+    row = conn.execute(
+        "SELECT proposal_id, scope_kind, scope_key, kind, title, description, body, tags, author, status, "
+        "tainted, created_at_ms FROM proposals WHERE realm = %s AND proposal_id = %s",
+        (realm, proposal_id),
+    ).fetchone()
+    if row is None:
+        return None
+    pid, sk, key, kind, title, desc, body, tags, author, status, tainted, created = row
+    tag_list = tuple(json.loads(tags))
+    return ProposalItem(
+        pid, sk, key, kind, title, desc, body, tag_list, author, status, bool(tainted), created
+    )
+
+
+def note_proposal_decision(
+    conn: psycopg.Connection,
+    realm: str,
+    now: int,
+    proposal_id: str,
+    author: dict[str, Any],
+    review: dict[str, Any],
+) -> int:
+    """An operator's decision on a proposal: the audit row a replay reads back (by the proposal
+    id); returns its sequence."""
+    detail = {
+        "op": "proposal_decision",
+        "author": author,
+        "rationale": review.get("rationale"),
+        "review": review,
+    }
+    row = conn.execute(
+        "INSERT INTO audit (realm, at_ms, op, record_id, author, detail) "
+        "VALUES (%s, %s, 'proposal_decision', %s, %s, %s) RETURNING seq",
+        (realm, now, proposal_id, dumps(author), dumps(detail)),
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
 
 
 def set_proposal_status(
@@ -226,6 +290,55 @@ def add_audit_verdicts(
             "VALUES (%s, %s, %s, %s, %s, 'open', %s)",
             [(realm, run_id, record_id, verdict, rationale, now) for record_id, verdict, rationale in rows],
         )
+
+
+def audit_verdicts_of(conn: psycopg.Connection, realm: str, record_id: str) -> list[tuple[VerdictRow, str]]:
+    found = conn.execute(
+        "SELECT seq, run_id, record_id, verdict, rationale, created_at_ms, status FROM audit_verdicts "
+        "WHERE realm = %s AND record_id = %s ORDER BY seq",
+        (realm, record_id),
+    ).fetchall()
+    return [(VerdictRow(*row[:6]), str(row[6])) for row in found]
+
+
+def close_audit_verdicts(
+    conn: psycopg.Connection, realm: str, record_id: str, run_ids: Sequence[str], status: str
+) -> None:
+    conn.execute(
+        "UPDATE audit_verdicts SET status = %s WHERE realm = %s AND record_id = %s AND status = 'open' "
+        "AND run_id = ANY(%s)",
+        (status, realm, record_id, list(run_ids)),
+    )
+
+
+def note_verdict_resolution(
+    conn: psycopg.Connection,
+    realm: str,
+    record_id: str,
+    author: dict[str, Any],
+    detail: dict[str, Any],
+    now: int,
+) -> int:
+    """The audit row of an operator's resolution of usage-audit verdicts; returns its sequence."""
+    row = conn.execute(
+        "INSERT INTO audit (realm, at_ms, op, record_id, author, detail) "
+        "VALUES (%s, %s, 'audit_verdict', %s, %s, %s) RETURNING seq",
+        (realm, now, record_id, dumps(author), dumps({"op": "audit_verdict", **detail})),
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def verdict_resolutions(conn: psycopg.Connection, realm: str, record_id: str) -> list[dict[str, Any]]:
+    found = conn.execute(
+        "SELECT seq, at_ms, detail FROM audit WHERE realm = %s AND record_id = %s AND op = 'audit_verdict' "
+        "ORDER BY seq DESC",
+        (realm, record_id),
+    ).fetchall()
+    return [
+        {"audit_token": f"audit-{seq}", "decided_at_ms": at_ms, "resolution": detail["resolution"]}
+        for seq, at_ms, detail in found
+    ]
 
 
 _PROMOTION_COLUMNS = (

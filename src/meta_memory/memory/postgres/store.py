@@ -46,6 +46,7 @@ from ..rows import (
     InjectionEntry,
     InjectionRow,
     PromotionEntry,
+    ProposalItem,
     ProposalRow,
     QueueLimits,
     QueueRows,
@@ -471,32 +472,65 @@ class PostgresRealmStore:
 
         return retrying_read(run, "read")
 
-    def newest_active(self, scope: Scope, limit: int, tags: Sequence[str] = ()) -> list[Record]:
+    def scope_keys(self, kind: ScopeKind) -> list[str]:
+        return [
+            str(key)
+            for (key,) in self._query(
+                "SELECT key FROM scopes WHERE realm = %s AND kind = %s ORDER BY key", (self.realm, kind.value)
+            )
+        ]
+
+    def _existing_scope_ids(self, conn: psycopg.Connection, scopes: Sequence[Scope]) -> list[int]:
+        """The ids of those of ``scopes`` that hold a record: the cached ones free, the others in
+        one statement."""
+        wanted = list(dict.fromkeys(scopes))
+        found = {
+            s: self._scope_ids[(s.kind.value, s.key)]
+            for s in wanted
+            if (s.kind.value, s.key) in self._scope_ids
+        }
+        missing = [s for s in wanted if s not in found]
+        if missing:
+            rows = conn.execute(
+                "SELECT kind, key, scope_id FROM scopes WHERE realm = %s AND kind = ANY(%s) AND key = ANY(%s)",
+                (self.realm, [s.kind.value for s in missing], [s.key for s in missing]),
+            ).fetchall()
+            by_key = {(kind, key): int(scope_id) for kind, key, scope_id in rows}
+            for scope in missing:
+                scope_id = by_key.get((scope.kind.value, scope.key))
+                if scope_id is not None:
+                    found[scope] = scope_id
+                    with self._scopes_lock:
+                        self._scope_ids[(scope.kind.value, scope.key)] = scope_id
+                        self._scope_by_id[scope_id] = scope
+        return [found[s] for s in wanted if s in found]
+
+    def newest_active(self, scopes: Sequence[Scope], limit: int, tags: Sequence[str] = ()) -> list[Record]:
         def run() -> list[Record]:
             with self._read() as conn:
-                scope_id = self._scope_id(conn, scope, create=False)
-                if scope_id is None:
+                scope_ids = self._existing_scope_ids(conn, scopes)
+                if not scope_ids:
                     return []
                 tagged, tag_args = tags_all_sql("r.tags", tags) if tags else ("true", [])
                 rows = conn.execute(
-                    f"SELECT {RECORD_COLUMNS} FROM records r WHERE r.scope_id = %s AND r.status = 'active' "
+                    f"SELECT {RECORD_COLUMNS} FROM records r WHERE r.scope_id = ANY(%s) AND r.status = 'active' "
                     f"AND {tagged} ORDER BY r.updated_at_ms DESC, r.created_at_ms DESC, r.id DESC LIMIT %s",
-                    (scope_id, *tag_args, limit),
+                    (scope_ids, *tag_args, limit),
                 ).fetchall()
                 return self._records(conn, rows)
 
         return retrying_read(run, "read")
 
-    def tagged_docs(self, scope: Scope, tags: Sequence[str]) -> set[int]:
+    def tagged_docs(self, scopes: Sequence[Scope], tags: Sequence[str]) -> set[int]:
         def run() -> set[int]:
             with self._read() as conn:
-                scope_id = self._scope_id(conn, scope, create=False)
-                if scope_id is None:
+                scope_ids = self._existing_scope_ids(conn, scopes)
+                if not scope_ids:
                     return set()
                 tagged, tag_args = tags_all_sql("r.tags", tags)
                 rows = conn.execute(
-                    f"SELECT r.doc FROM records r WHERE r.scope_id = %s AND r.status = 'active' AND {tagged}",
-                    (scope_id, *tag_args),
+                    f"SELECT r.doc FROM records r WHERE r.scope_id = ANY(%s) AND r.status = 'active' AND {tagged}",
+                    (scope_ids, *tag_args),
                 ).fetchall()
                 return {int(doc) for (doc,) in rows}
 
@@ -515,14 +549,14 @@ class PostgresRealmStore:
         return retrying_read(run, "read")
 
     @contextmanager
-    def reading_index(self, scope: Scope) -> Iterator[TermIndex]:
-        """The scope's postings in one read snapshot. (A connection lost here is refused, not
-        retried: the ranking may have read half of it.)"""
+    def reading_index(self, scopes: Sequence[Scope]) -> Iterator[TermIndex]:
+        """The postings of ``scopes``, as one collection, in one read snapshot. (A connection
+        lost here is refused, not retried: the ranking may have read half of it.)"""
         try:
             with self._pool.connection() as conn:
                 index = PostgresTermIndex(
                     conn,
-                    self._scope_id(conn, scope, create=False),
+                    self._existing_scope_ids(conn, scopes),
                     begin="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
                     decode=lambda rows: self._records(conn, rows),
                 )
@@ -565,14 +599,14 @@ class PostgresRealmStore:
 
     def nearest(
         self,
-        scope: Scope,
+        scopes: Sequence[Scope],
         query: np.ndarray,
         limit: int,
         embedder: Embedder,
         allowed: Collection[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """The scope's docs nearest ``query`` (``VectorReads``), of the vectors embedded so far; a
-        realm found behind nudges this gateway's embedding thread.
+        """The docs of ``scopes`` nearest ``query`` (``VectorReads``), of the vectors embedded so
+        far; a realm found behind nudges this gateway's embedding thread.
 
         Raises:
             CapabilityUnavailable: ``embedder`` is not the model of this store's vectors.
@@ -587,10 +621,10 @@ class PostgresRealmStore:
 
         def run() -> list[tuple[int, float]]:
             with self._read() as conn:
-                scope_id = self._scope_id(conn, scope, create=False)
-                if scope_id is None:
-                    return []
-                return vectors.nearest(conn, scope_id, query, limit, allowed)
+                found: list[tuple[int, float]] = []
+                for scope_id in self._existing_scope_ids(conn, scopes):
+                    found.extend(vectors.nearest(conn, scope_id, query, limit, allowed))
+            return sorted(found, key=lambda hit: -hit[1])[:limit]
 
         return retrying_read(run, "recall")
 
@@ -739,6 +773,10 @@ class PostgresRealmStore:
         rows: list[ProposalRow] = self._panel(panel_sql.pending_proposals, limit)
         return rows
 
+    def proposal_detail(self, proposal_id: str) -> ProposalItem | None:
+        found: ProposalItem | None = self._panel(panel_sql.proposal_detail, proposal_id)
+        return found
+
     def injections(self, limit: int) -> list[InjectionEntry]:
         rows: list[InjectionEntry] = self._panel(panel_sql.injections, limit)
         return rows
@@ -773,21 +811,32 @@ class PostgresRealmStore:
     # -- the steward's reads (steward_rows.py has the SQL) ----------------------------------------------
 
     def gather(
-        self, *, identities: Collection[str] | None, mob: str | None, limits: QueueLimits
+        self,
+        *,
+        identities: Collection[str] | None,
+        mob: str | None,
+        limits: QueueLimits,
+        unaffiliated: bool = False,
     ) -> QueueRows:
         def run() -> QueueRows:
             with self._read(snapshot=True) as conn:
-                return steward_rows.gather(self, conn, identities=identities, mob=mob, limits=limits)
+                return steward_rows.gather(
+                    self, conn, identities=identities, mob=mob, limits=limits, unaffiliated=unaffiliated
+                )
 
         return retrying_read(run, "steward read")
 
     def identity_keys(self) -> list[str]:
         return [row[0] for row in self._query(steward_rows.IDENTITY_KEYS, (self.realm, self.realm))]
 
-    def signal_count(self, *, identities: Collection[str] | None, mob: str | None) -> int:
+    def signal_count(
+        self, *, identities: Collection[str] | None, mob: str | None, unaffiliated: bool = False
+    ) -> int:
         def run() -> int:
             with self._read(snapshot=True) as conn:
-                return steward_rows.signal_count(conn, self.realm, identities=identities, mob=mob)
+                return steward_rows.signal_count(
+                    conn, self.realm, identities=identities, mob=mob, unaffiliated=unaffiliated
+                )
 
         return retrying_read(run, "steward read")
 
@@ -1138,8 +1187,16 @@ class PostgresTxn:
     def proposal(self, proposal_id: str) -> Any:
         return steward_rows.proposal(self.conn, self.realm, proposal_id)
 
+    def proposal_item(self, proposal_id: str) -> ProposalItem | None:
+        return steward_rows.proposal_item(self.conn, self.realm, proposal_id)
+
     def set_proposal_status(self, proposal_id: str, status: str, now_ms: int) -> None:
         steward_rows.set_proposal_status(self.conn, self.realm, proposal_id, status, now_ms)
+
+    def note_proposal_decision(self, proposal_id: str, author: Author, review: dict[str, Any]) -> int:
+        return steward_rows.note_proposal_decision(
+            self.conn, self.realm, self.now_ms(), proposal_id, author.to_wire(), review
+        )
 
     def complete_harvest(self, identity: str, session_key: str) -> None:
         steward_rows.complete_harvest(self.conn, self.realm, identity, session_key)
@@ -1154,6 +1211,21 @@ class PostgresTxn:
         self, run_id: str, verdicts: Sequence[tuple[str, str, str | None]], now_ms: int
     ) -> None:
         steward_rows.add_audit_verdicts(self.conn, self.realm, run_id, verdicts, now_ms)
+
+    def audit_verdicts_of(self, record_id: str) -> Any:
+        return steward_rows.audit_verdicts_of(self.conn, self.realm, record_id)
+
+    def close_audit_verdicts(self, record_id: str, run_ids: Sequence[str], status: str) -> None:
+        steward_rows.close_audit_verdicts(self.conn, self.realm, record_id, run_ids, status)
+
+    def note_verdict_resolution(self, record_id: str, author: Author, detail: dict[str, Any]) -> str:
+        seq = steward_rows.note_verdict_resolution(
+            self.conn, self.realm, record_id, author.to_wire(), detail, self.now_ms()
+        )
+        return f"audit-{seq}"
+
+    def verdict_resolutions(self, record_id: str) -> list[dict[str, Any]]:
+        return steward_rows.verdict_resolutions(self.conn, self.realm, record_id)
 
     def pending_promotions_of(self, record_id: str) -> Any:
         return steward_rows.pending_promotions_of(self.conn, self.realm, record_id)

@@ -1,8 +1,11 @@
-"""The recall index of one scope in PostgreSQL, as a :class:`~meta_memory.memory.recall.index.TermIndex`.
+"""The recall index of a set of scopes in PostgreSQL (one identity's own, and the shared scopes it
+reads), as one :class:`~meta_memory.memory.recall.index.TermIndex`.
 
 Every method is one indexed statement on the connection of the caller's read snapshot (the
-store's ``reading_index``): postings by ``(scope_id, term, doc)``, read from the key alone (its
-payload rides in it), statistics from ``scope_stats``, neighbours and tie-break keys from
+store's ``reading_index``): postings by ``(scope_id, term, doc)`` for each of the scopes, read from
+the key alone (its payload rides in it), statistics from ``scope_stats`` summed over the scopes
+(so the ranker sees their union as one collection: a shared record competes with an identity's own
+on relevance alone), neighbours within each document's own scope and tie-break keys from
 ``records`` (looked up by document through its primary key, whatever the planner's estimates).
 """
 
@@ -25,7 +28,8 @@ HELD_FLOOR = 512
 
 
 class PostgresTermIndex:
-    """The postings of one scope (``scope_id=None``: a scope with no record, an empty index).
+    """The postings of some scopes (``scope_ids``: those that hold a record; none is an empty
+    index).
 
     ``begin``: the statement that opens the read snapshot; it goes out with the first query,
     not a round trip ahead of it. ``decode`` turns record rows into records: :meth:`tie_keys`
@@ -36,13 +40,13 @@ class PostgresTermIndex:
     def __init__(
         self,
         conn: psycopg.Connection,
-        scope_id: int | None,
+        scope_ids: Sequence[int],
         *,
         begin: str | None = None,
         decode: Callable[[Sequence[Sequence[Any]]], list[Record]] | None = None,
     ) -> None:
         self._conn = conn
-        self._scope_id = scope_id
+        self._scopes = list(scope_ids)
         self._begin = begin
         self._decode = decode
         self.records: dict[int, Record] = {}
@@ -57,10 +61,12 @@ class PostgresTermIndex:
             return self._conn.execute(sql, args).fetchall()
 
     def collection_stats(self) -> CollectionStats:
-        if self._scope_id is None:
+        if not self._scopes:
             return CollectionStats(0, 0)
         rows = self._rows(
-            "SELECT doc_count, total_len FROM scope_stats WHERE scope_id = %s", (self._scope_id,)
+            "SELECT coalesce(sum(doc_count), 0)::bigint, coalesce(sum(total_len), 0)::bigint FROM scope_stats "
+            "WHERE scope_id = ANY(%s)",
+            (self._scopes,),
         )
         return CollectionStats(int(rows[0][0]), int(rows[0][1])) if rows else CollectionStats(0, 0)
 
@@ -71,16 +77,17 @@ class PostgresTermIndex:
         ``rare_floor``); the rest are held, and the ranker's later reads of them (in full, or
         for candidate documents) are answered from memory instead of another round trip, with
         the same rows the statement would have returned."""
-        if self._scope_id is None or not terms:
+        if not self._scopes or not terms:
             return Opening(self.collection_stats(), {}, {})
         rows = self._rows(
-            "WITH df AS (SELECT term, count(*) AS n FROM postings WHERE scope_id = %(scope)s "
+            "WITH df AS (SELECT term, count(*) AS n FROM postings WHERE scope_id = ANY(%(scopes)s) "
             "AND term = ANY(%(terms)s) GROUP BY term) "
-            "SELECT 0, NULL, doc_count, total_len, 0, 0, 0 FROM scope_stats WHERE scope_id = %(scope)s "
+            "SELECT 0, NULL, coalesce(sum(doc_count), 0)::bigint, coalesce(sum(total_len), 0)::bigint, 0, 0, 0 FROM scope_stats "
+            "WHERE scope_id = ANY(%(scopes)s) "
             "UNION ALL SELECT 1, term, n, 0, 0, 0, 0 FROM df "
             "UNION ALL SELECT 2, p.term, p.doc, p.tf_title, p.tf_body, p.tf_tags, p.length FROM postings p "
-            "JOIN df ON df.term = p.term AND df.n <= %(floor)s WHERE p.scope_id = %(scope)s",
-            {"scope": self._scope_id, "terms": list(terms), "floor": max(rare_floor, HELD_FLOOR)},
+            "JOIN df ON df.term = p.term AND df.n <= %(floor)s WHERE p.scope_id = ANY(%(scopes)s)",
+            {"scopes": self._scopes, "terms": list(terms), "floor": max(rare_floor, HELD_FLOOR)},
         )
         stats = CollectionStats(0, 0)
         dfs: dict[str, int] = {}
@@ -100,34 +107,34 @@ class PostgresTermIndex:
         return Opening(stats, dfs, cast(Mapping[str, Sequence[Posting]], wanted))
 
     def document_frequencies(self, terms: Collection[str]) -> Mapping[str, int]:
-        if self._scope_id is None or not terms:
+        if not self._scopes or not terms:
             return {}
         rows = self._rows(
-            "SELECT term, count(*) FROM postings WHERE scope_id = %s AND term = ANY(%s) GROUP BY term",
-            (self._scope_id, list(terms)),
+            "SELECT term, count(*) FROM postings WHERE scope_id = ANY(%s) AND term = ANY(%s) GROUP BY term",
+            (self._scopes, list(terms)),
         )
         return {term: int(n) for term, n in rows}
 
     def _postings(
         self, terms: Collection[str], docs: Collection[int] | None
     ) -> Mapping[str, Sequence[Posting]]:
-        if self._scope_id is None or not terms:
+        if not self._scopes or not terms:
             return {}
         if docs is None:
             sql = (
-                "SELECT term, doc, tf_title, tf_body, tf_tags, length FROM postings WHERE scope_id = %s "
+                "SELECT term, doc, tf_title, tf_body, tf_tags, length FROM postings WHERE scope_id = ANY(%s) "
                 "AND term = ANY(%s) ORDER BY term, doc"
             )
-            args: list[object] = [self._scope_id, list(terms)]
+            args: list[object] = [self._scopes, list(terms)]
         else:
             # Joined, not ``doc = ANY(...)``: that tests each row of a long list against the whole
             # array, where a join hashes the candidates once.
             sql = (
                 "SELECT p.term, p.doc, p.tf_title, p.tf_body, p.tf_tags, p.length FROM postings p "
-                "JOIN unnest(%s::bigint[]) AS d(doc) ON p.doc = d.doc WHERE p.scope_id = %s AND p.term = ANY(%s) "
-                "ORDER BY p.term, p.doc"
+                "JOIN unnest(%s::bigint[]) AS d(doc) ON p.doc = d.doc WHERE p.scope_id = ANY(%s) "
+                "AND p.term = ANY(%s) ORDER BY p.term, p.doc"
             )
-            args = [list(docs), self._scope_id, list(terms)]
+            args = [list(docs), self._scopes, list(terms)]
         out: dict[str, list[tuple[int, int, int, int, int]]] = {}
         for term, doc, a, b, c, length in self._rows(sql, args):
             out.setdefault(term, []).append((doc, a, b, c, length))
@@ -159,18 +166,28 @@ class PostgresTermIndex:
         return out
 
     def neighbors(self, docs: Collection[int]) -> Mapping[int, Sequence[int]]:
-        if self._scope_id is None or not docs:
+        if not self._scopes or not docs:
             return {}
-        rows = self._rows(
-            "SELECT d, (SELECT max(doc) FROM records WHERE scope_id = %s AND status = 'active' AND doc < d), "
-            "(SELECT min(doc) FROM records WHERE scope_id = %s AND status = 'active' AND doc > d) "
-            "FROM unnest(%s::bigint[]) AS d",
-            (self._scope_id, self._scope_id, list(docs)),
-        )
+        if len(self._scopes) == 1:
+            rows = self._rows(
+                "SELECT d, (SELECT max(doc) FROM records WHERE scope_id = %(s)s AND status = 'active' AND doc < d), "
+                "(SELECT min(doc) FROM records WHERE scope_id = %(s)s AND status = 'active' AND doc > d) "
+                "FROM unnest(%(docs)s::bigint[]) AS d",
+                {"s": self._scopes[0], "docs": list(docs)},
+            )
+        else:  # each document's neighbours in its own scope
+            rows = self._rows(
+                "SELECT x.doc, (SELECT max(r.doc) FROM records r WHERE r.scope_id = x.scope_id "
+                "AND r.status = 'active' AND r.doc < x.doc), (SELECT min(r.doc) FROM records r "
+                "WHERE r.scope_id = x.scope_id AND r.status = 'active' AND r.doc > x.doc) "
+                "FROM unnest(%(docs)s::bigint[]) AS d(doc) JOIN records x ON x.doc = d.doc "
+                "WHERE x.scope_id = ANY(%(scopes)s)",
+                {"scopes": self._scopes, "docs": list(docs)},
+            )
         return {int(d): [n for n in (before, after) if n is not None] for d, before, after in rows}
 
     def tie_keys(self, docs: Collection[int]) -> Mapping[int, TieKey]:
-        if self._scope_id is None or not docs:
+        if not self._scopes or not docs:
             return {}
         if self._decode is None:
             rows = self._rows(

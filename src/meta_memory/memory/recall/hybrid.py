@@ -46,13 +46,13 @@ class VectorReads(Protocol):
 
     def nearest(
         self,
-        scope: Scope,
+        scopes: Sequence[Scope],
         query: np.ndarray,
         limit: int,
         embedder: Embedder,
         allowed: Collection[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """The scope's ``limit`` docs nearest ``query`` (cosine, best first), among ``allowed``;
+        """The ``limit`` docs of ``scopes`` nearest ``query`` (cosine, best first), among ``allowed``;
         the store may first embed a bounded number of records not embedded yet with ``embedder``."""
         ...
 
@@ -75,7 +75,7 @@ class HybridRecallProvider:
         text = " ".join(t for t in (query.query_text or "", *query.query_terms) if t.strip())
         if not text.strip():
             return []
-        allowed = store.tagged_docs(query.scope, query.tags) if query.tags else None
+        allowed = store.tagged_docs(query.scopes, query.tags) if query.tags else None
         if allowed is not None and not allowed:
             return []
         depth = max(DEPTH_MIN, DEPTH_FACTOR * query.max_entries)
@@ -86,7 +86,7 @@ class HybridRecallProvider:
         lexical: Sequence[tuple[int, float]] = ()
         try:
             if terms:
-                with store.reading_index(query.scope) as index:
+                with store.reading_index(query.scopes) as index:
                     ranked = index if allowed is None else only_docs(index, allowed)
                     lexical = rank(ranked, terms, depth)
         except BaseException:
@@ -97,7 +97,7 @@ class HybridRecallProvider:
         if embedded is not None and isinstance(store, VectorReads):
             try:
                 vector = embedded.result()[0]
-                neighbours = store.nearest(query.scope, vector, depth, self.embedder, allowed)
+                neighbours = store.nearest(query.scopes, vector, depth, self.embedder, allowed)
             except Exception as exc:
                 if not query.lexical_fallback:
                     raise

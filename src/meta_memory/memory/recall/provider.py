@@ -4,6 +4,9 @@ A provider receives the raw ``query_text`` and the caller's ``query_terms`` unto
 provider can plug in without changing the runtime. The bundled :class:`LexicalRecallProvider` ranks over the
 store's term index.
 
+A query names the scopes it reads (an identity's own first, then the shared scopes the identity
+reads): one ranking serves them all, over their union as one collection.
+
 A query's ``tags`` restrict recall to the records carrying every one of them, inside the recall and before
 its ``max_entries`` cut: ``always`` reads them in the store's query, and contextual recall ranks only them
 (the scope's BM25 statistics unchanged, so the tagged records keep the order they have among all records).
@@ -28,7 +31,7 @@ __all__ = ["LexicalRecallProvider", "RecallProvider", "RecallQuery", "only_docs"
 
 @dataclass(frozen=True)
 class RecallQuery:
-    scope: Scope
+    scopes: tuple[Scope, ...]  # the identity's own scope, then the shared scopes it reads
     selection: str  # "always" | "contextual"
     query_text: str | None
     query_terms: tuple[str, ...]
@@ -41,7 +44,7 @@ class RecallQuery:
 
 class RecallProvider(Protocol):
     def recall(self, store: RealmStore, query: RecallQuery) -> list[Record]:
-        """Active records of ``query.scope`` carrying every tag of ``query.tags``, best first, at
+        """Active records of ``query.scopes`` carrying every tag of ``query.tags``, best first, at
         most ``query.max_entries``."""
         ...
 
@@ -51,14 +54,14 @@ class LexicalRecallProvider:
 
     def recall(self, store: RealmStore, query: RecallQuery) -> list[Record]:
         if query.selection == "always":
-            return store.newest_active(query.scope, query.max_entries, query.tags)
+            return store.newest_active(query.scopes, query.max_entries, query.tags)
         terms = analyze_query(query.query_text, list(query.query_terms))
         if not terms:
             return []
-        allowed = store.tagged_docs(query.scope, query.tags) if query.tags else None
+        allowed = store.tagged_docs(query.scopes, query.tags) if query.tags else None
         if allowed is not None and not allowed:
             return []
-        with store.reading_index(query.scope) as index:
+        with store.reading_index(query.scopes) as index:
             ranked = index if allowed is None else _OnlyDocs(index, allowed)
             hits = rank(ranked, terms, query.max_entries)
         by_doc = store.records_by_doc([doc for doc, _ in hits])

@@ -200,6 +200,19 @@ class SessionTable:
             (seen_at_ms, *self._realm(), key, seen_at_ms),
         )
 
+    def add_harvest(self, identity: str, session_key: str, cause: str, retired_at_ms: int) -> bool:
+        # The steward's exit-interview queue, written here so a session's end and its harvest
+        # commit together (harvests are the steward's rows: memory/*/steward_rows.py read them).
+        conflict = (
+            "realm, identity, session_key" if self._dialect.realm is not None else "identity, session_key"
+        )
+        cursor = self._run(
+            "INSERT INTO harvests ({realm_col}identity, session_key, cause, retired_at_ms, status) "
+            f"VALUES ({{realm_val}}?, ?, ?, ?, 'pending') ON CONFLICT ({conflict}) DO NOTHING",
+            (*self._realm(), identity, session_key, cause, retired_at_ms),
+        )
+        return cursor.rowcount == 1
+
     # -- pending taint -----------------------------------------------------------------------------
 
     def pending_taint(self, identity: str) -> str | None:

@@ -16,6 +16,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..records import content_hash
 from ..rows import (
     ChainLinks,
     DreamRunRow,
@@ -23,6 +24,7 @@ from ..rows import (
     HarvestRow,
     InjectionEntry,
     PromotionEntry,
+    ProposalItem,
     ProposalRow,
     RecordAccess,
     RecordFilter,
@@ -32,6 +34,7 @@ from ..rows import (
     ScopeCounts,
     VerdictRow,
 )
+from . import steward_rows
 from .listing import ROW_FROM, record_where
 
 if TYPE_CHECKING:
@@ -46,6 +49,7 @@ __all__ = [
     "pending_harvests",
     "pending_promotions",
     "pending_proposals",
+    "proposal_detail",
     "proposal_scopes",
     "quarantined",
     "realm_scopes",
@@ -242,15 +246,17 @@ def proposal_scopes(store: SqliteRealmStore, proposal_ids: Iterable[str]) -> dic
 
 
 def pending_proposals(store: SqliteRealmStore, limit: int) -> list[ProposalRow]:
-    """Pending proposals' metadata, newest first; bodies are never read."""
+    """Open proposals' metadata (pending or held), newest first, each with the content hash a
+    decision binds to; the body is read for the hash only, never returned."""
     with store.reading() as db:
         raw = db.execute(
-            "SELECT proposal_id, scope_kind, scope_key, title, kind, author, status, created_at_ms, tainted "
-            "FROM proposals WHERE status = 'pending' ORDER BY created_at_ms DESC, proposal_id DESC LIMIT ?",
+            "SELECT proposal_id, scope_kind, scope_key, title, kind, author, status, created_at_ms, tainted, body "
+            "FROM proposals WHERE status IN ('pending', 'held') "
+            "ORDER BY created_at_ms DESC, proposal_id DESC LIMIT ?",
             (limit,),
         ).fetchall()
     out = []
-    for pid, kind, key, title, rkind, author, status, created, tainted in raw:
+    for pid, kind, key, title, rkind, author, status, created, tainted, body in raw:
         author_value = _json(author, None)
         out.append(
             ProposalRow(
@@ -263,9 +269,16 @@ def pending_proposals(store: SqliteRealmStore, limit: int) -> list[ProposalRow]:
                 status,
                 created,
                 bool(tainted),
+                content_hash(title, body),
             )
         )
     return out
+
+
+def proposal_detail(store: SqliteRealmStore, proposal_id: str) -> ProposalItem | None:
+    """One proposal with its text, whatever its status (as a decision reads it)."""
+    with store.reading() as db:
+        return steward_rows.proposal_item(db, proposal_id)
 
 
 def injections(store: SqliteRealmStore, limit: int) -> list[InjectionEntry]:

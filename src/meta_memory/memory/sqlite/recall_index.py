@@ -648,14 +648,17 @@ class RecallIndexFile:
         return out
 
     def postings(
-        self, scope_id: int, terms: Collection[str], docs: Sequence[int] | None
+        self, scope_ids: Sequence[int], terms: Collection[str], docs: Sequence[int] | None
     ) -> dict[str, list[PostingRow]]:
-        """``(doc, tf_title, tf_body, tf_tags, length)`` rows per term (of ``docs`` only, if given)."""
+        """``(doc, tf_title, tf_body, tf_tags, length)`` rows per term, over the scopes (a
+        document is in one), of ``docs`` only if given: one statement per term, whatever the
+        number of scopes (a seek per scope in the primary key)."""
         out: dict[str, list[PostingRow]] = {}
+        where = f"scope_id IN ({','.join('?' * len(scope_ids))})" if len(scope_ids) > 1 else "scope_id = ?"
         with self._snapshot() as db:
             for term, term_id in self.lookup_term_ids(terms).items():
-                sql = "SELECT doc, tf_title, tf_body, tf_tags, length FROM postings WHERE scope_id = ? AND term_id = ?"
-                args: list[int] = [scope_id, term_id]
+                sql = f"SELECT doc, tf_title, tf_body, tf_tags, length FROM postings WHERE {where} AND term_id = ?"
+                args: list[int] = [*scope_ids, term_id]
                 if docs is not None:
                     sql += f" AND doc IN ({','.join('?' * len(docs))})"
                     args.extend(docs)
@@ -663,10 +666,11 @@ class RecallIndexFile:
                 if rows:
                     out[term] = rows
             wanted = None if docs is None else set(docs)
-            for term, fresh in self._fresh_postings_of(scope_id, terms).items():
-                extra = fresh if wanted is None else [row for row in fresh if row[0] in wanted]
-                if extra:
-                    out.setdefault(term, []).extend(extra)
+            for scope_id in scope_ids:
+                for term, fresh in self._fresh_postings_of(scope_id, terms).items():
+                    extra = fresh if wanted is None else [row for row in fresh if row[0] in wanted]
+                    if extra:
+                        out.setdefault(term, []).extend(extra)
         return out
 
     def neighbors(self, scope_id: int, docs: Collection[int]) -> dict[int, list[int]]:

@@ -15,8 +15,8 @@ from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..codec import dumps
-from ..records import Record, Scope, ScopeKind, content_hash
-from ..rows import HarvestItem, PromotionRow, ProposalItem, QueueLimits, QueueRows
+from ..records import Author, Record, Scope, ScopeKind, content_hash
+from ..rows import HarvestItem, PromotionRow, ProposalItem, QueueLimits, QueueRows, VerdictRow
 
 if TYPE_CHECKING:
     from .store import SqliteRealmStore
@@ -25,15 +25,20 @@ __all__ = [
     "STAGE_TOKEN_TTL_MS",
     "add_audit_verdicts",
     "add_harvest",
+    "audit_verdicts_of",
+    "close_audit_verdicts",
     "collect_stale_stages",
     "complete_harvest",
     "finish_run",
     "gather",
     "identity_keys",
     "insert_promotion",
+    "note_proposal_decision",
+    "note_verdict_resolution",
     "overdue_promotions",
     "pending_promotions_of",
     "promotion",
+    "proposal_item",
     "proposal_row",
     "rekey_promotion",
     "resolve_promotion",
@@ -42,6 +47,7 @@ __all__ = [
     "signal_count",
     "staged_batch",
     "start_run",
+    "verdict_resolutions",
 ]
 
 STAGE_TOKEN_TTL_MS = 24 * 3600 * 1000
@@ -72,12 +78,18 @@ def _active_duplicate(store: SqliteRealmStore, scope: Scope, digest: str, exclud
 
 
 def gather(
-    store: SqliteRealmStore, *, identities: Collection[str] | None, mob: str | None, limits: QueueLimits
+    store: SqliteRealmStore,
+    *,
+    identities: Collection[str] | None,
+    mob: str | None,
+    limits: QueueLimits,
+    unaffiliated: bool = False,
 ) -> QueueRows:
     """What waits for review, oldest first, within ``limits``.
 
     ``identities`` restricts quarantined records and harvests to those identities (a mob partition);
-    ``mob`` restricts proposals to that mob's scope. Sources waiting on a pending gate are left out.
+    ``mob`` restricts proposals to that mob's scope, ``unaffiliated`` to proposals outside every mob.
+    Sources waiting on a pending gate are left out.
     """
     with store.reading() as db:
         gated = tuple(
@@ -103,7 +115,7 @@ def gather(
             assert record is not None
             dup = _active_duplicate(store, record.scope, record.content_hash, record.id)
             quarantined.append((record, dup))
-        mob_where = " AND scope_kind = 'mob' AND scope_key = ?" if mob is not None else ""
+        mob_where = _proposal_filter(mob, unaffiliated)
         proposals = []
         for row in db.execute(
             "SELECT proposal_id, scope_kind, scope_key, kind, title, description, body, tags, author, status, "
@@ -139,7 +151,7 @@ def gather(
             f"{where} ORDER BY retired_at_ms, identity, session_key LIMIT ?",
             (*args, limits.harvests),
         ).fetchall():
-            records = store.newest_active(Scope.identity(store.realm, identity), limits.harvest_records)
+            records = store.newest_active([Scope.identity(store.realm, identity)], limits.harvest_records)
             harvests.append(HarvestItem(identity, session_key, cause, retired, tuple(records)))
         usage_ids = [
             row[0]
@@ -153,6 +165,13 @@ def gather(
     return QueueRows(tuple(quarantined), tuple(proposals), tuple(harvests), usage, gated)
 
 
+def _proposal_filter(mob: str | None, unaffiliated: bool) -> str:
+    """The proposals of one partition: a mob's (its one ``?``), those outside every mob, or all."""
+    if mob is not None:
+        return " AND scope_kind = 'mob' AND scope_key = ?"
+    return " AND scope_kind != 'mob'" if unaffiliated else ""
+
+
 def identity_keys(store: SqliteRealmStore) -> list[str]:
     """Every identity the realm holds a scope or a harvest for."""
     with store.reading() as db:
@@ -164,8 +183,15 @@ def identity_keys(store: SqliteRealmStore) -> list[str]:
         ]
 
 
-def signal_count(store: SqliteRealmStore, *, identities: Collection[str] | None, mob: str | None) -> int:
-    """Quarantined identity records and open proposals waiting for a dream (not behind a gate)."""
+def signal_count(
+    store: SqliteRealmStore,
+    *,
+    identities: Collection[str] | None,
+    mob: str | None,
+    unaffiliated: bool = False,
+) -> int:
+    """Quarantined identity records, open proposals (neither behind a gate) and pending
+    exit-interview harvests waiting for a dream."""
     with store.reading() as db:
         where, args = _identity_filter(identities, "s.key")
         (records,) = db.execute(
@@ -174,13 +200,17 @@ def signal_count(store: SqliteRealmStore, *, identities: Collection[str] | None,
             f"AND r.id NOT IN (SELECT record_id FROM promotions WHERE status = 'pending'){where}",
             args,
         ).fetchone()
-        mob_where = " AND scope_kind = 'mob' AND scope_key = ?" if mob is not None else ""
+        mob_where = _proposal_filter(mob, unaffiliated)
         (proposals,) = db.execute(
             "SELECT count(*) FROM proposals WHERE status IN ('pending', 'held') "
             f"AND proposal_id NOT IN (SELECT record_id FROM promotions WHERE status = 'pending'){mob_where}",
             [mob] if mob is not None else [],
         ).fetchone()
-    return int(records) + int(proposals)
+        where, args = _identity_filter(identities, "identity")
+        (harvests,) = db.execute(
+            f"SELECT count(*) FROM harvests WHERE status = 'pending'{where}", args
+        ).fetchone()
+    return int(records) + int(proposals) + int(harvests)
 
 
 # -- dream runs, proposals, harvests, usage verdicts ----------------------------------------------
@@ -221,6 +251,40 @@ def proposal_row(db: sqlite3.Connection, proposal_id: str) -> tuple[Any, ...] | 
     return row
 
 
+def proposal_item(db: sqlite3.Connection, proposal_id: str) -> ProposalItem | None:
+    """The whole proposal, its text too, whatever its status."""
+    row = db.execute(
+        "SELECT proposal_id, scope_kind, scope_key, kind, title, description, body, tags, author, status, "
+        "tainted, created_at_ms FROM proposals WHERE proposal_id = ?",
+        (proposal_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    pid, sk, key, kind, title, desc, body, tags, author, status, tainted, created = row
+    tag_list = tuple(json.loads(tags))
+    return ProposalItem(
+        pid, sk, key, kind, title, desc, body, tag_list, json.loads(author), status, bool(tainted), created
+    )
+
+
+def note_proposal_decision(
+    db: sqlite3.Connection, now: int, proposal_id: str, author: Author, review: dict[str, Any]
+) -> int:
+    """An operator's decision on a proposal: the audit row a replay reads back (by the proposal id)."""
+    detail = {
+        "op": "proposal_decision",
+        "author": author.to_wire(),
+        "rationale": review.get("rationale"),
+        "review": review,
+    }
+    cur = db.execute(
+        "INSERT INTO audit (at_ms, op, record_id, author, detail) VALUES (?, 'proposal_decision', ?, ?, ?)",
+        (now, proposal_id, dumps(author.to_wire()), dumps(detail)),
+    )
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
 def set_proposal_status(db: sqlite3.Connection, proposal_id: str, status: str, now: int) -> None:
     db.execute(
         "UPDATE proposals SET status = ?, updated_at_ms = ? WHERE proposal_id = ?", (status, now, proposal_id)
@@ -254,6 +318,51 @@ def add_audit_verdicts(
         "VALUES (?, ?, ?, ?, 'open', ?)",
         [(run_id, record_id, verdict, rationale, now) for record_id, verdict, rationale in rows],
     )
+
+
+def audit_verdicts_of(db: sqlite3.Connection, record_id: str) -> list[tuple[VerdictRow, str]]:
+    """Every usage-audit verdict on ``record_id``, with its status, oldest first."""
+    found = db.execute(
+        "SELECT seq, run_id, record_id, verdict, rationale, created_at_ms, status FROM audit_verdicts "
+        "WHERE record_id = ? ORDER BY seq",
+        (record_id,),
+    ).fetchall()
+    return [(VerdictRow(*row[:6]), str(row[6])) for row in found]
+
+
+def close_audit_verdicts(db: sqlite3.Connection, record_id: str, run_ids: Sequence[str], status: str) -> None:
+    db.execute(
+        f"UPDATE audit_verdicts SET status = ? WHERE record_id = ? AND status = 'open' AND run_id IN ({_marks(run_ids)})",
+        (status, record_id, *run_ids),
+    )
+
+
+def note_verdict_resolution(
+    db: sqlite3.Connection, record_id: str, author: dict[str, Any], detail: dict[str, Any], now: int
+) -> int:
+    """The audit row of an operator's resolution of usage-audit verdicts; returns its sequence."""
+    cur = db.execute(
+        "INSERT INTO audit (at_ms, op, record_id, author, detail) VALUES (?, 'audit_verdict', ?, ?, ?)",
+        (now, record_id, dumps(author), dumps({"op": "audit_verdict", **detail})),
+    )
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
+def verdict_resolutions(db: sqlite3.Connection, record_id: str) -> list[dict[str, Any]]:
+    """The resolutions of ``record_id``'s verdicts as their audit rows hold them, newest first."""
+    found = db.execute(
+        "SELECT seq, at_ms, detail FROM audit WHERE record_id = ? AND op = 'audit_verdict' ORDER BY seq DESC",
+        (record_id,),
+    ).fetchall()
+    return [
+        {
+            "audit_token": f"audit-{seq}",
+            "decided_at_ms": at_ms,
+            "resolution": json.loads(detail)["resolution"],
+        }
+        for seq, at_ms, detail in found
+    ]
 
 
 # -- gated promotions ---------------------------------------------------------------------------

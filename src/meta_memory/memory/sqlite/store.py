@@ -45,6 +45,7 @@ from ..rows import (
     InjectionEntry,
     InjectionRow,
     PromotionEntry,
+    ProposalItem,
     ProposalRow,
     QueueLimits,
     QueueRows,
@@ -643,30 +644,43 @@ class SqliteRealmStore:
         with self._lock:
             return self._get(memory_id)
 
-    def newest_active(self, scope: Scope, limit: int, tags: Sequence[str] = ()) -> list[Record]:
+    def scope_keys(self, kind: ScopeKind) -> list[str]:
         with self._lock:
-            scope_id = self._scope_id(scope, create=False)
-            if scope_id is None:
-                return []
-            tagged, tag_args = tags_all_sql("tags", tags) if tags else ("1", [])
-            rows = self._db.execute(
-                f"SELECT {RECORD_COLUMNS} FROM records WHERE scope_id = ? AND status = 'active' AND {tagged} "
-                "ORDER BY updated_at_ms DESC, created_at_ms DESC, id DESC LIMIT ?",
-                (scope_id, *tag_args, limit),
-            ).fetchall()
-            return [self._row_to_record(r) for r in rows]
+            rows = self._db.execute("SELECT key FROM scopes WHERE kind = ? ORDER BY key", (kind.value,))
+            return [str(key) for (key,) in rows]
 
-    def tagged_docs(self, scope: Scope, tags: Sequence[str]) -> set[int]:
+    def _existing_scope_ids(self, scopes: Sequence[Scope]) -> list[int]:
+        """The ids of those of ``scopes`` that hold a record (called under the lock)."""
+        found = (self._scope_id(scope, create=False) for scope in dict.fromkeys(scopes))
+        return [scope_id for scope_id in found if scope_id is not None]
+
+    def newest_active(self, scopes: Sequence[Scope], limit: int, tags: Sequence[str] = ()) -> list[Record]:
         with self._lock:
-            scope_id = self._scope_id(scope, create=False)
-            if scope_id is None:
-                return set()
+            tagged, tag_args = tags_all_sql("tags", tags) if tags else ("1", [])
+            rows: list[Any] = []
+            for scope_id in self._existing_scope_ids(scopes):  # each scope by its own index
+                rows.extend(
+                    self._db.execute(
+                        f"SELECT {RECORD_COLUMNS} FROM records WHERE scope_id = ? AND status = 'active' "
+                        f"AND {tagged} ORDER BY updated_at_ms DESC, created_at_ms DESC, id DESC LIMIT ?",
+                        (scope_id, *tag_args, limit),
+                    ).fetchall()
+                )
+            records = [self._row_to_record(r) for r in rows]
+        records.sort(key=lambda r: (r.updated_at_ms, r.created_at_ms, r.id), reverse=True)
+        return records[:limit]
+
+    def tagged_docs(self, scopes: Sequence[Scope], tags: Sequence[str]) -> set[int]:
+        with self._lock:
             tagged, tag_args = tags_all_sql("tags", tags)
-            rows = self._db.execute(
-                f"SELECT doc FROM records WHERE scope_id = ? AND status = 'active' AND {tagged}",
-                (scope_id, *tag_args),
-            )
-            return {int(doc) for (doc,) in rows}
+            docs: set[int] = set()
+            for scope_id in self._existing_scope_ids(scopes):
+                rows = self._db.execute(
+                    f"SELECT doc FROM records WHERE scope_id = ? AND status = 'active' AND {tagged}",
+                    (scope_id, *tag_args),
+                )
+                docs.update(int(doc) for (doc,) in rows)
+            return docs
 
     def full_records_page(self, where: RecordFilter, after: RecordKey | None, limit: int) -> FullRecordsPage:
         sql, args = full_records_query(where, after, limit)
@@ -676,22 +690,23 @@ class SqliteRealmStore:
         more = len(rows) > limit
         return FullRecordsPage(records, record_key(records[-1]) if more and records else None)
 
-    def term_index(self, scope: Scope) -> SqliteTermIndex:
+    def term_index(self, scopes: Sequence[Scope]) -> SqliteTermIndex:
+        """The recall index of ``scopes`` as one collection (term_index.py)."""
         with self._lock:
             # What the previous read found (before a catch-up drops it): a long fresh tier is
             # merged without waiting for quiet.
             self._keeper.after_read()
             if self._keeper.pending:
                 self._keeper.catch_up_unless_rebuilding()
-            scope_id = self._scope_id(scope, create=False)
-        return SqliteTermIndex(self, self._keeper.index, scope_id)
+            scope_ids = self._existing_scope_ids(scopes)
+        return SqliteTermIndex(self, self._keeper.index, scope_ids)
 
     @contextmanager
-    def reading_index(self, scope: Scope) -> Iterator[SqliteTermIndex]:
+    def reading_index(self, scopes: Sequence[Scope]) -> Iterator[SqliteTermIndex]:
         """:meth:`term_index`, with every read of it in one read transaction of the index file
         until the block ends (the store's lock held throughout)."""
         with self._lock:
-            index = self.term_index(scope)
+            index = self.term_index(scopes)
             with self._keeper.index.reading():
                 yield index
 
@@ -716,14 +731,14 @@ class SqliteRealmStore:
 
     def nearest(
         self,
-        scope: Scope,
+        scopes: Sequence[Scope],
         query: np.ndarray,
         limit: int,
         embedder: Embedder,
         allowed: Collection[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """The scope's docs nearest ``query`` (``VectorReads``); without an indexing process this
-        read first embeds up to INLINE_EMBED_MAX records not embedded yet."""
+        """The docs of ``scopes`` nearest ``query`` (``VectorReads``); without an indexing process
+        this read first embeds up to INLINE_EMBED_MAX records not embedded yet."""
         with self._lock:
             vectors = self._vectors
             if vectors is None:
@@ -736,10 +751,10 @@ class SqliteRealmStore:
                     # another model) has none, so its reads do, while they rank lexically.
                     self._vectors_nudged_at = now
                     self._index_worker.nudge(self.path)
-            scope_id = self._scope_id(scope, create=False)
-            if scope_id is None:
-                return []
-            return vectors.nearest(scope_id, query, limit, allowed)
+            found: list[tuple[int, float]] = []
+            for scope_id in self._existing_scope_ids(scopes):
+                found.extend(vectors.nearest(scope_id, query, limit, allowed))
+        return sorted(found, key=lambda hit: -hit[1])[:limit]
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         if not docs:
@@ -815,6 +830,9 @@ class SqliteRealmStore:
     def pending_proposals(self, limit: int) -> list[ProposalRow]:
         return panel_sql.pending_proposals(self, limit)
 
+    def proposal_detail(self, proposal_id: str) -> ProposalItem | None:
+        return panel_sql.proposal_detail(self, proposal_id)
+
     def injections(self, limit: int) -> list[InjectionEntry]:
         return panel_sql.injections(self, limit)
 
@@ -842,15 +860,24 @@ class SqliteRealmStore:
     # -- the steward's reads (StewardReads: steward_rows.py has the SQL) --------------------------------
 
     def gather(
-        self, *, identities: Collection[str] | None, mob: str | None, limits: QueueLimits
+        self,
+        *,
+        identities: Collection[str] | None,
+        mob: str | None,
+        limits: QueueLimits,
+        unaffiliated: bool = False,
     ) -> QueueRows:
-        return steward_rows.gather(self, identities=identities, mob=mob, limits=limits)
+        return steward_rows.gather(
+            self, identities=identities, mob=mob, limits=limits, unaffiliated=unaffiliated
+        )
 
     def identity_keys(self) -> list[str]:
         return steward_rows.identity_keys(self)
 
-    def signal_count(self, *, identities: Collection[str] | None, mob: str | None) -> int:
-        return steward_rows.signal_count(self, identities=identities, mob=mob)
+    def signal_count(
+        self, *, identities: Collection[str] | None, mob: str | None, unaffiliated: bool = False
+    ) -> int:
+        return steward_rows.signal_count(self, identities=identities, mob=mob, unaffiliated=unaffiliated)
 
     def run_stats(self, partition: str, since_ms: int) -> tuple[int, int | None]:
         return steward_rows.run_stats(self, partition, since_ms)

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..records import Author, Record
-from ..rows import CommitResult, PromotionRow, ProposalState
+from ..rows import CommitResult, PromotionRow, ProposalItem, ProposalState, VerdictRow
 from ..validator import WriteBatch, validate_batch
 from . import steward_rows as rows
 
@@ -85,8 +85,14 @@ class SqliteTxn:
             return None
         return ProposalState(row[0], row[1], row[2], row[8], bool(row[9]))
 
+    def proposal_item(self, proposal_id: str) -> ProposalItem | None:
+        return rows.proposal_item(self._db, proposal_id)
+
     def set_proposal_status(self, proposal_id: str, status: str, now_ms: int) -> None:
         rows.set_proposal_status(self._db, proposal_id, status, now_ms)
+
+    def note_proposal_decision(self, proposal_id: str, author: Author, review: dict[str, Any]) -> int:
+        return rows.note_proposal_decision(self._db, self.now_ms(), proposal_id, author, review)
 
     def complete_harvest(self, identity: str, session_key: str) -> None:
         rows.complete_harvest(self._db, identity, session_key)
@@ -101,6 +107,19 @@ class SqliteTxn:
         self, run_id: str, verdicts: Sequence[tuple[str, str, str | None]], now_ms: int
     ) -> None:
         rows.add_audit_verdicts(self._db, run_id, verdicts, now_ms)
+
+    def audit_verdicts_of(self, record_id: str) -> list[tuple[VerdictRow, str]]:
+        return rows.audit_verdicts_of(self._db, record_id)
+
+    def close_audit_verdicts(self, record_id: str, run_ids: Sequence[str], status: str) -> None:
+        rows.close_audit_verdicts(self._db, record_id, run_ids, status)
+
+    def note_verdict_resolution(self, record_id: str, author: Author, detail: dict[str, Any]) -> str:
+        seq = rows.note_verdict_resolution(self._db, record_id, author.to_wire(), detail, self.now_ms())
+        return f"audit-{seq}"
+
+    def verdict_resolutions(self, record_id: str) -> list[dict[str, Any]]:
+        return rows.verdict_resolutions(self._db, record_id)
 
     # -- gated promotions ------------------------------------------------------------------------------
 
