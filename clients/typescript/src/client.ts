@@ -11,6 +11,8 @@ import type {
   CapabilitiesResult,
   DecideGatingParams,
   DecideGatingResult,
+  DecideProposalParams,
+  DecideProposalResult,
   EvaluateGatingParams,
   EvaluateGatingResult,
   ForgetAgentMemoryParams,
@@ -34,12 +36,21 @@ import type {
   OpenRpcDocument,
   OpenSessionParams,
   PeerMessageResult,
+  ProposalParams,
+  ProposalResult,
+  ProposalsParams,
+  ProposalsResult,
+  ProposeAgentMemoryParams,
+  ProposeAgentMemoryResult,
   RecallAgentMemoryParams,
   RecallAgentMemoryResult,
   RememberAgentMemoryParams,
   RememberAgentMemoryResult,
   ReportToolResultParams,
   RequestOptions,
+  ResolveAuditVerdictParams,
+  ResolveAuditVerdictResult,
+  SessionCloseParams,
   SessionCloseResult,
   SessionContext,
   SessionKeyResult,
@@ -237,6 +248,15 @@ export class MetaClient {
     return (await this.request("meta/agent_memory/get", params, options)) as GetAgentMemoryResult;
   }
 
+  /** Queue a proposal for a mob's or an operator's memory, for an operator to accept or reject on
+   * the console (authored by the application, never tainted). */
+  async proposeAgentMemory(
+    params: ProposeAgentMemoryParams,
+    options?: RequestOptions,
+  ): Promise<ProposeAgentMemoryResult> {
+    return (await this.request("meta/agent_memory/propose", params, options)) as ProposeAgentMemoryResult;
+  }
+
   // -- the assertion ledger ----------------------------------------------------------------------
 
   async memoryIndex(params: MemoryIndexParams, options?: RequestOptions): Promise<MemoryIndexResult> {
@@ -398,8 +418,14 @@ export class Session {
     return (await this.client.request("meta/session/compact", { sessionKey: this.key }, options)) as SessionKeyResult;
   }
 
-  async close(options?: RequestOptions): Promise<SessionCloseResult> {
-    return (await this.client.request("meta/session/close", { sessionKey: this.key }, options)) as SessionCloseResult;
+  /** End the session. With a retirement `cause` and the steward on, an exit-interview harvest of
+   * the identity is queued for the steward's next dream (`harvest: "queued"`). */
+  async close(params: SessionCloseParams = {}, options?: RequestOptions): Promise<SessionCloseResult> {
+    return (await this.client.request(
+      "meta/session/close",
+      { ...params, sessionKey: this.key },
+      options,
+    )) as SessionCloseResult;
   }
 }
 
@@ -426,5 +452,41 @@ export class ConsoleSurface {
 
   async discover(options?: RequestOptions): Promise<OpenRpcDocument> {
     return (await this.client.request("rpc.discover", undefined, options, "console")) as OpenRpcDocument;
+  }
+
+  /** The open proposals (pending, or held by a dream), without their bodies. */
+  async proposals(params: ProposalsParams = {}, options?: RequestOptions): Promise<ProposalsResult> {
+    return (await this.client.request("meta/memory/panel/proposals", params, options, "console")) as ProposalsResult;
+  }
+
+  /** One proposal with its body and the content hash a decision is bound to. */
+  async proposal(params: ProposalParams, options?: RequestOptions): Promise<ProposalResult> {
+    return (await this.client.request("meta/memory/panel/proposal", params, options, "console")) as ProposalResult;
+  }
+
+  /** Accept or reject a proposal, bound to the content hash read; the console token's subject is
+   * recorded as the reviewer. Never retried: a write. */
+  async decideProposal(params: DecideProposalParams, options?: RequestOptions): Promise<DecideProposalResult> {
+    return (await this.client.request(
+      "meta/memory/proposals/decide",
+      params,
+      options,
+      "console",
+    )) as DecideProposalResult;
+  }
+
+  /** Resolve a usage-audit verdict of the steward's (`meta/memory/panel/audit_verdicts` lists the
+   * open ones): `acknowledge` it, or `tombstone` the record of a `dead_weight` one (bound to the
+   * content hash read). Never retried: a write. */
+  async resolveAuditVerdict(
+    params: ResolveAuditVerdictParams,
+    options?: RequestOptions,
+  ): Promise<ResolveAuditVerdictResult> {
+    return (await this.client.request(
+      "meta/memory/audit_verdicts/resolve",
+      params,
+      options,
+      "console",
+    )) as ResolveAuditVerdictResult;
   }
 }

@@ -12,6 +12,7 @@
 
 import type {
   DecideGatingParams,
+  DecideProposalParams,
   EvaluateGatingParams,
   ForgetAgentMemoryParams,
   GatingAuditParams,
@@ -22,7 +23,12 @@ import type {
   MemoryToolArguments,
   MemoryToolDefinitionsParams,
   OpenSessionParams,
+  ProposalParams,
+  ProposalsParams,
+  ProposeAgentMemoryParams,
   RecallAgentMemoryParams,
+  ResolveAuditVerdictParams,
+  SessionCloseParams,
   RememberAgentMemoryParams,
   StorageDoctorParams,
   TimelineQueryParams,
@@ -41,28 +47,30 @@ export interface MethodSpec {
   readonly opaqueParams?: readonly string[];
   /** Wire paths in results returned exactly as received. */
   readonly opaqueResult?: readonly string[];
+  /** A console method (`POST /console/rpc`); the others are the application surface's. */
+  readonly surface?: "console";
 }
 
 export const METHODS = {
   // agent memory
   "meta/agent_memory/remember": {
-    params: ["identity", "title", "body", "tags", "realm"],
-    required: ["identity", "title", "body"],
+    params: ["identity", "scope", "title", "body", "tags", "realm"],
+    required: ["title", "body"],
     idempotent: false,
   },
   "meta/agent_memory/recall": {
-    params: ["identity", "query_text", "query_terms", "max_entries", "selection", "realm", "tags"],
+    params: ["identity", "query_text", "query_terms", "max_entries", "selection", "realm", "tags", "scopes"],
     required: ["identity"],
     idempotent: true,
   },
   "meta/agent_memory/update": {
-    params: ["identity", "memory_id", "title", "body", "tags", "realm"],
-    required: ["identity", "memory_id", "title", "body"],
+    params: ["identity", "scope", "memory_id", "title", "body", "tags", "realm"],
+    required: ["memory_id", "title", "body"],
     idempotent: false,
   },
   "meta/agent_memory/forget": {
-    params: ["identity", "memory_id", "realm"],
-    required: ["identity", "memory_id"],
+    params: ["identity", "scope", "memory_id", "realm"],
+    required: ["memory_id"],
     idempotent: false,
   },
   "meta/agent_memory/list": {
@@ -87,6 +95,11 @@ export const METHODS = {
     params: ["identity", "memory_id", "realm"],
     required: ["identity", "memory_id"],
     idempotent: true,
+  },
+  "meta/agent_memory/propose": {
+    params: ["realm", "scope", "title", "body", "description", "tags", "kind"],
+    required: ["scope", "title", "body"],
+    idempotent: false,
   },
   // the assertion ledger
   "meta/memory/index": {
@@ -125,7 +138,7 @@ export const METHODS = {
   },
   "meta/session/reset": { params: ["session_key"], required: ["session_key"], idempotent: false },
   "meta/session/compact": { params: ["session_key"], required: ["session_key"], idempotent: false },
-  "meta/session/close": { params: ["session_key"], required: ["session_key"], idempotent: false },
+  "meta/session/close": { params: ["session_key", "cause"], required: ["session_key"], idempotent: false },
   "meta/session/tool_definitions": { params: ["format"], required: [], idempotent: true, opaqueResult: ["tools"] },
   // gating
   "meta/gating/evaluate": {
@@ -162,6 +175,28 @@ export const METHODS = {
   "meta/capabilities": { params: [], required: [], idempotent: true },
   "meta/storage/doctor": { params: ["state_dir", "identity"], required: ["state_dir"], idempotent: true },
   "rpc.discover": { params: [], required: [], idempotent: true, opaqueResult: [""] },
+  // the console surface
+  "meta/memory/panel/proposals": { params: ["realm", "limit"], required: [], idempotent: true, surface: "console" },
+  "meta/memory/panel/proposal": {
+    params: ["proposal_id", "realm"],
+    required: ["proposal_id"],
+    idempotent: true,
+    surface: "console",
+  },
+  "meta/memory/proposals/decide": {
+    params: ["realm", "proposal_id", "verdict", "expected_content_hash", "rationale"],
+    required: ["proposal_id", "verdict", "expected_content_hash"],
+    idempotent: false,
+    surface: "console",
+    // The decision as its audit row holds it: the same bytes on every replay.
+    opaqueResult: ["decision.review"],
+  },
+  "meta/memory/audit_verdicts/resolve": {
+    params: ["realm", "run_id", "record_id", "action", "expected_content_hash", "rationale"],
+    required: ["run_id", "record_id", "action"],
+    idempotent: false,
+    surface: "console",
+  },
 } as const satisfies Record<string, MethodSpec>;
 
 export type WireMethod = keyof typeof METHODS;
@@ -202,7 +237,7 @@ interface ParamsByMethod {
   "meta/session/memory_tool": SessionBound<{ arguments: MemoryToolArguments }>;
   "meta/session/reset": SessionBound<None>;
   "meta/session/compact": SessionBound<None>;
-  "meta/session/close": SessionBound<None>;
+  "meta/session/close": SessionBound<SessionCloseParams>;
   "meta/session/tool_definitions": MemoryToolDefinitionsParams;
   "meta/gating/evaluate": EvaluateGatingParams;
   "meta/gating/decide": DecideGatingParams;
@@ -213,6 +248,11 @@ interface ParamsByMethod {
   "meta/capabilities": None;
   "meta/storage/doctor": StorageDoctorParams;
   "rpc.discover": None;
+  "meta/memory/audit_verdicts/resolve": ResolveAuditVerdictParams;
+  "meta/agent_memory/propose": ProposeAgentMemoryParams;
+  "meta/memory/panel/proposals": ProposalsParams;
+  "meta/memory/panel/proposal": ProposalParams;
+  "meta/memory/proposals/decide": DecideProposalParams;
 }
 
 export type ParamsOf<M extends WireMethod> = ParamsByMethod[M];

@@ -18,6 +18,8 @@ export interface RequestOptions {
 // -- agent memory ------------------------------------------------------------------------------
 
 /** A record as `meta/agent_memory/remember` and `recall` return it. */
+export type ScopeKind = "identity" | "mob" | "operator" | "realm";
+
 export interface AgentMemoryRecord {
   memoryId: string;
   title: string;
@@ -25,12 +27,24 @@ export interface AgentMemoryRecord {
   tags: string[];
   createdAtMs: number;
   updatedAtMs: number;
+  /** The scope it lives in: the identity's own, or one the identity shares. */
+  scopeKind: ScopeKind;
+  /** The identity, mob or operator of that scope ("" for the realm scope). */
+  scopeKey: string;
+}
+
+/** A shared scope to write instead of an identity's own (`{kind: "mob", key: "crew"}`). */
+export interface MemoryScope {
+  kind: ScopeKind;
+  key?: string;
 }
 
 export type Selection = "always" | "contextual";
 
 export interface RememberAgentMemoryParams {
-  identity: string;
+  /** Whose memory; leave it out when `scope` names a shared scope. */
+  identity?: string;
+  scope?: MemoryScope;
   title: string;
   body: string;
   tags?: string[];
@@ -48,13 +62,16 @@ export interface RecallAgentMemoryParams {
   realm?: string;
   /** Only records carrying one of these tags (newer gateways). */
   tags?: string[];
+  /** Only these kinds of the identity's scopes (default: its own and every shared one it reads). */
+  scopes?: ScopeKind[];
 }
 export interface RecallAgentMemoryResult {
   records: AgentMemoryRecord[];
 }
 
 export interface UpdateAgentMemoryParams {
-  identity: string;
+  identity?: string;
+  scope?: MemoryScope;
   memoryId: string;
   title: string;
   body: string;
@@ -69,7 +86,8 @@ export interface UpdateAgentMemoryResult {
 }
 
 export interface ForgetAgentMemoryParams {
-  identity: string;
+  identity?: string;
+  scope?: MemoryScope;
   memoryId: string;
   realm?: string;
 }
@@ -109,8 +127,6 @@ export interface ListAgentMemoryParams {
  * it needs. */
 export interface ManagedAgentMemoryRecord extends AgentMemoryRecord {
   realm: string;
-  scopeKind?: string;
-  scopeKey?: string;
   kind: MemoryRecordKind;
   description?: string;
   status: MemoryRecordStatus;
@@ -272,8 +288,142 @@ export interface SessionKeyResult {
   sessionKey: string;
 }
 
+/** Why a session ends for good: the identity leaves the fleet, or goes on as a fresh instance. */
+export type RetirementCause = "retired" | "respawned";
+
+export interface SessionCloseParams {
+  /** With the steward on, queues an exit-interview harvest of the identity for its next dream. */
+  cause?: RetirementCause;
+}
+
 export interface SessionCloseResult {
   closed: boolean;
+  /** With a `cause`: `queued`, or `steward_disabled` (nothing queued); null without one. */
+  harvest: "queued" | "steward_disabled" | null;
+}
+
+export type AuditVerdictAction = "acknowledge" | "tombstone";
+
+/** `meta/memory/audit_verdicts/resolve` (console): an operator's answer to a usage-audit verdict. */
+export interface ResolveAuditVerdictParams {
+  runId: string;
+  recordId: string;
+  /** `acknowledge` closes it, the record unchanged; `tombstone` acts on a `dead_weight` verdict. */
+  action: AuditVerdictAction;
+  /** The record's content hash as read; required to tombstone. */
+  expectedContentHash?: string;
+  realm?: string;
+  rationale?: string;
+}
+
+export interface ResolveAuditVerdictResult {
+  outcome: "acknowledged" | "tombstoned" | "already_acknowledged" | "already_tombstoned";
+  verdict: {
+    realm: string;
+    runId: string;
+    recordId: string;
+    verdict: "load_bearing" | "dead_weight";
+    rationale: string | null;
+    createdAtMs: number;
+    status: "acknowledged" | "tombstoned";
+  };
+  /** The record as it stands now (no body), or null when it is gone. */
+  record: Record<string, unknown> | null;
+  /** The resolution as audited: its audit token, when, and what was decided by whom. */
+  decision: { auditToken: string; decidedAtMs: number; resolution: Record<string, unknown> };
+}
+
+/** A shared scope a proposal is for (an accept commits into it). */
+export interface ProposalScope {
+  kind: "mob" | "operator";
+  /** The mob, or the operator. */
+  key: string;
+}
+
+/** `meta/agent_memory/propose`: the application queues a proposal for an operator to decide. */
+export interface ProposeAgentMemoryParams {
+  /** `operator` needs `[agent_memory] operator_scope = "provisional"`. */
+  scope: ProposalScope;
+  title: string;
+  body: string;
+  description?: string;
+  tags?: string[];
+  /** The record kind an accept gives it (default `fact`). */
+  kind?: string;
+  realm?: string;
+}
+export interface ProposeAgentMemoryResult {
+  proposalId: string;
+  realm: string;
+  scopeKind: "mob" | "operator";
+  scopeKey: string;
+  status: "pending";
+  tainted: boolean;
+  /** What a decision on it is bound to. */
+  contentHash: string;
+}
+
+export type ProposalStatus = "pending" | "held" | "accepted" | "rejected";
+
+/** A proposal without its body, as the console lists it (and as a decision reports it). */
+export interface ProposalSummary {
+  proposalId: string;
+  scopeKind: "mob" | "operator";
+  scopeKey: string;
+  kind: string;
+  title: string;
+  author: Record<string, unknown> | null;
+  status: ProposalStatus;
+  /** Made by a session that had read untrusted content: an accept waits on a gated promotion. */
+  tainted: boolean;
+  createdAtMs: number;
+  contentHash: string;
+}
+
+/** `meta/memory/panel/proposals` (console): the open proposals, pending or held. */
+export interface ProposalsParams {
+  realm?: string;
+  /** 1..200, default 50. */
+  limit?: number;
+}
+export interface ProposalsResult {
+  proposals: (ProposalSummary & { realm: string })[];
+  realms: string[];
+}
+
+/** `meta/memory/panel/proposal` (console): one proposal with its body. */
+export interface ProposalParams {
+  proposalId: string;
+  realm?: string;
+}
+export interface ProposalResult {
+  realm: string;
+  proposal: ProposalSummary & { description: string; body: string; tags: string[]; bodyBytes: number };
+  realms: string[];
+}
+
+export type ProposalVerdict = "accept" | "reject";
+
+/** `meta/memory/proposals/decide` (console): accept or reject, bound to the hash read. */
+export interface DecideProposalParams {
+  proposalId: string;
+  verdict: ProposalVerdict;
+  /** The proposal's `contentHash` as read (64 lowercase hex). */
+  expectedContentHash: string;
+  realm?: string;
+  rationale?: string;
+}
+export interface DecideProposalResult {
+  realm: string;
+  /** `gated`: a tainted proposal's accept waits on a gated promotion; `already_...`: a replay. */
+  outcome: "accepted" | "rejected" | "gated" | "already_accepted" | "already_rejected" | "already_gated";
+  proposal: ProposalSummary;
+  /** The record an accept committed, as it stands now (no body). */
+  record: Record<string, unknown> | null;
+  /** The gated promotion waiting on a reviewer, while one does. */
+  pendingId: string | null;
+  /** The decision as audited (`review` exactly as stored): the same on every replay. */
+  decision: { auditToken: string; decidedAtMs: number; review: Record<string, unknown> };
 }
 
 export type ToolFormat = "json_schema" | "openai" | "openai_responses" | "anthropic";

@@ -29,7 +29,17 @@ describe("MetaClient over HTTP", () => {
       tags: ["Deploys", "ops"],
     });
     assert.match(record.memoryId, /^mem-/);
-    assert.deepEqual(Object.keys(record).sort(), ["body", "createdAtMs", "memoryId", "tags", "title", "updatedAtMs"]);
+    assert.deepEqual(Object.keys(record).sort(), [
+      "body",
+      "createdAtMs",
+      "memoryId",
+      "scopeKey",
+      "scopeKind",
+      "tags",
+      "title",
+      "updatedAtMs",
+    ]);
+    assert.deepEqual([record.scopeKind, record.scopeKey], ["identity", "lead:main"]);
     assert.equal(record.title, "Deploy policy");
     assert.deepEqual(record.tags, ["deploys", "ops"]);
     assert.equal(typeof record.createdAtMs, "number");
@@ -47,6 +57,26 @@ describe("MetaClient over HTTP", () => {
       always.records.map((r) => r.memoryId),
       [record.memoryId],
     );
+  });
+
+  it("writes a shared scope that every identity reads, each record naming its scope", async () => {
+    const shared = await client.rememberAgentMemory({
+      scope: { kind: "realm" },
+      title: "Office",
+      body: "The office moved to Lyon in March.",
+    });
+    assert.deepEqual([shared.scopeKind, shared.scopeKey], ["realm", ""]);
+    const found = await client.recallAgentMemory({ identity: "scout:ts", queryText: "where is the office?" });
+    assert.deepEqual(
+      found.records.map((r) => [r.memoryId, r.scopeKind]),
+      [[shared.memoryId, "realm"]],
+    );
+    const own = await client.recallAgentMemory({ identity: "scout:ts", queryText: "office", scopes: ["identity"] });
+    assert.deepEqual(own.records, []);
+    assert.deepEqual(await client.forgetAgentMemory({ scope: { kind: "realm" }, memoryId: shared.memoryId }), {
+      memoryId: shared.memoryId,
+      deleted: true,
+    });
   });
 
   it("updates and forgets", async () => {
@@ -202,7 +232,7 @@ describe("MetaClient over HTTP", () => {
     assert.equal(reset.sessionKey, session.key);
     assert.notEqual(session.key, oldKey);
     assert.deepEqual(await session.compact(), { sessionKey: session.key });
-    assert.deepEqual(await session.close(), { closed: true });
+    assert.deepEqual(await session.close(), { closed: true, harvest: null });
     await assert.rejects(session.turn("still there?"), (e: unknown) => e instanceof MetaError && e.code === -32602);
 
     // A taint reported before any session exists, for the identity (in its realm).
