@@ -96,3 +96,12 @@ def test_the_secrets_scan_benchmark_runs_and_refuses_the_whole_corpus() -> None:
     out = _run("secrets_scan.py", "--smoke")
     assert "Detection on the true-secret corpus" in out and "100.0%" in out
     assert "False positives on ordinary text" in out and "Scan cost of clean text" in out
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_the_team_recall_benchmark_runs_on_both_backends(backend: Backend) -> None:
+    assert backend.dsn is not None
+    base, _, _ = backend.dsn.partition("?")
+    out = _run("team_recall.py", "--dsn", base, "--records", "150", "--queries", "20")
+    rows = [line for line in out.splitlines() if "│ identity + mob" in line]
+    assert len(rows) == 2 and "sqlite" in rows[0] and "postgres" in rows[1], out
