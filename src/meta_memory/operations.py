@@ -221,6 +221,7 @@ def recall_agent_memory(
     max_entries: int | None = None,
     tags: list[str] | None = None,
     scopes: list[str] | None = None,
+    wait_for_vectors: bool | None = None,
 ) -> Call[list[AgentMemoryRecord]]:
     """Recall ``identity``'s active memories, by context or the newest: its own, and those of the
     scopes it shares (its mob, the operator scopes with ``operator_scope`` on, the realm scope, as
@@ -237,6 +238,9 @@ def recall_agent_memory(
         tags: keep only records carrying every one of these tags, before the ``max_entries`` cut.
         scopes: only these kinds of the identity's scopes (``identity``, ``mob``, ``operator``,
             ``realm``).
+        wait_for_vectors: with ``recall = "hybrid"``, first wait (at most ``recall_timeout_ms``)
+            until the vectors cover every record acknowledged before the call: read-your-writes by
+            meaning. (The wire result's ``vectors_behind`` says whether they did.)
 
     Returns:
         The records, best first.
@@ -256,6 +260,7 @@ def recall_agent_memory(
         max_entries=max_entries,
         tags=tags,
         scopes=scopes,
+        wait_for_vectors=wait_for_vectors,
     )
     return Call(
         "meta/agent_memory/recall",

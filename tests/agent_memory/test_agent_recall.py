@@ -118,7 +118,7 @@ def test_contextual_is_the_default_and_returns_only_matching_records(handle: Met
 )
 def test_contextual_recall_without_usable_terms_is_empty(handle: MetaHandle, params: dict[str, Any]) -> None:
     handle.remember_agent_memory("alice", title="The thing", body="What would you do and the rest.")
-    assert handle.call(RECALL, {"identity": "alice", **params}) == {"records": []}
+    assert handle.call(RECALL, {"identity": "alice", **params}) == {"records": [], "vectors_behind": None}
 
 
 @pytest.mark.parametrize(

@@ -183,5 +183,7 @@ def test_an_index_built_by_another_analyzer_version_is_rebuilt_on_open(
         db.execute("DELETE FROM postings")  # what an older analyzer left is unusable anyway
     with _runtime(state_dir, clock) as rt:
         assert rt.agent_memory is not None
-        hits = rt.agent_memory.recall(_recall({"identity": "lead", "query_text": "hikes in the alps"}))
+        hits = rt.agent_memory.recall(
+            _recall({"identity": "lead", "query_text": "hikes in the alps"})
+        ).records
         assert [r.title for r in hits] == ["Hiking"]

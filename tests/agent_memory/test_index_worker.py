@@ -306,7 +306,7 @@ def test_the_realm_wal_stays_bounded_while_the_helper_reads_and_is_gone_after_cl
             default_selection="contextual",
             default_max=8,
         )
-        assert [r.title for r in memory.recall(query)] == ["Note 599"]
+        assert [r.title for r in memory.recall(query).records] == ["Note 599"]
     assert not wal.exists()
 
 

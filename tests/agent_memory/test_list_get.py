@@ -625,7 +625,8 @@ def test_recall_tags_keep_only_records_carrying_every_tag_before_the_cut(handle:
 
     assert {r["memory_id"] for r in filtered} == tagged
     assert handle.call(RECALL, {"identity": "alice", "query_text": "deploy", "tags": ["nowhere"]}) == {
-        "records": []
+        "records": [],
+        "vectors_behind": None,
     }
 
 

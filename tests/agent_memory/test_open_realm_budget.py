@@ -143,7 +143,7 @@ def test_a_gateway_limited_to_256_open_files_serves_300_realms(tmp_path: Path) -
             )
             assert [r["title"] for r in reply["result"]["records"]] == [f"note {n}"], (n, reply)  # type: ignore[index]
         reply = call("meta/agent_memory/recall", {"identity": "alice", "selection": "always"})
-        assert reply["result"] == {"records": []}
+        assert reply["result"] == {"records": [], "vectors_behind": None}
         assert len(os.listdir(f"/proc/{proc.pid}/fd")) < 256
     finally:
         proc.stdin.close()

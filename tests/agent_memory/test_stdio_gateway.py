@@ -40,7 +40,7 @@ def test_remember_recall_update_forget_over_stdio(stdio_gateway: Start, state_di
     recalled = gateway.request(
         "meta/agent_memory/recall", {"identity": "alice", "query_text": "espresso grinder"}
     )
-    assert recalled == {"jsonrpc": "2.0", "id": 2, "result": {"records": [saved]}}
+    assert recalled == {"jsonrpc": "2.0", "id": 2, "result": {"records": [saved], "vectors_behind": None}}
 
     updated = gateway.request(
         "meta/agent_memory/update",
@@ -61,7 +61,7 @@ def test_remember_recall_update_forget_over_stdio(stdio_gateway: Start, state_di
     )
     assert again["result"]["deleted"] is False
     empty = gateway.request("meta/agent_memory/recall", {"identity": "alice", "selection": "always"})
-    assert empty["result"] == {"records": []}
+    assert empty["result"] == {"records": [], "vectors_behind": None}
 
 
 def test_parameter_and_validator_errors_reach_the_wire_as_32602_with_the_same_message(

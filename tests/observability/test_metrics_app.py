@@ -204,3 +204,30 @@ def test_the_scrape_reads_the_quarantine_queue_and_open_realms_on_either_backend
     assert sample(found, "meta_realms_open") == 1
     # The recall index has a backlog only on SQLite (PostgreSQL keeps it in each write's transaction).
     assert (sample(found, "meta_index_pending_records") is None) == backend.is_postgres
+
+
+@pytest.mark.parametrize("backend", BACKENDS, indirect=True)
+def test_the_vector_backlog_is_a_gauge_that_a_waiting_recall_empties(
+    app_client: Callable[..., TestClient], backend: Backend
+) -> None:
+    hybrid = {"recall": "hybrid", "recall_timeout_ms": 30_000}
+    client = app_client(backend.config({**BASE, "agent_memory": {"enabled": True, **hybrid}}))
+    for n in range(3):
+        remember = {"identity": "bot", "title": f"Note {n}", "body": f"The plant number {n} needs water."}
+        assert "result" in client.post("/rpc", json=request("meta/agent_memory/remember", remember)).json()
+    pending = sample(samples(client.get("/metrics").text), "meta_vectors_pending_records")
+    if backend.is_postgres:  # the embedding thread may have taken some already
+        assert pending is not None and 0 <= pending <= 3
+    else:  # a library runtime's realm embeds on its reads: none yet
+        assert pending == 3
+    recall = {"identity": "bot", "query_text": "which plant needs water?", "wait_for_vectors": True}
+    reply = client.post("/rpc", json=request("meta/agent_memory/recall", recall)).json()["result"]
+    assert reply["vectors_behind"] is False and len(reply["records"]) == 3
+    assert sample(samples(client.get("/metrics").text), "meta_vectors_pending_records") == 0
+
+
+def test_a_lexical_gateway_reports_no_vector_backlog(app_client: Callable[..., TestClient]) -> None:
+    client = app_client(BASE)
+    remember = {"identity": "bot", "title": "Note", "body": "The plant needs water."}
+    assert "result" in client.post("/rpc", json=request("meta/agent_memory/remember", remember)).json()
+    assert sample(samples(client.get("/metrics").text), "meta_vectors_pending_records") is None

@@ -112,6 +112,35 @@ def test_what_was_just_written_is_found_lexically_while_another_gateway_holds_th
     assert len(_vector_rows(admin)) == len(ids) + 1
 
 
+def test_a_recall_reports_vectors_behind_and_waits_for_them_when_asked(
+    gateways: Callable[..., MetaHandle],
+    pg: Backend,
+    admin: psycopg.Connection,
+    eventually: Callable[..., bool],
+) -> None:
+    a = gateways("a")
+
+    def recall(**extra: Any) -> dict[str, Any]:
+        params = {"identity": "lead", "query_text": QUESTION, "max_entries": 1, **extra}
+        reply: dict[str, Any] = a.call("meta/agent_memory/recall", params)
+        return reply
+
+    key = pg_vectors.embedding_lock_key(_schema(admin), "default", MINILM)
+    with psycopg.connect(pg.dsn or "", autocommit=True) as holder:  # another gateway mid-chunk
+        holder.execute("SELECT pg_advisory_lock(%s)", (key,))
+        _fill(a)
+        assert recall() == {"records": [], "vectors_behind": True}
+        # Waiting is bounded by recall_timeout_ms: the holder never lets go, so the recall answers
+        # with what is embedded, and says so.
+        assert recall(wait_for_vectors=True) == {"records": [], "vectors_behind": True}
+        holder.execute("SELECT pg_advisory_unlock(%s)", (key,))
+    answers: list[dict[str, Any]] = []
+    assert eventually(
+        lambda: answers.append(recall(wait_for_vectors=True)) or not answers[-1]["vectors_behind"]
+    )
+    assert [r["title"] for r in answers[-1]["records"]] == ["Diet"]
+
+
 def test_the_sweep_removes_forgotten_records_vectors_and_readers_reload_the_scope(
     gateways: Callable[..., MetaHandle],
     admin: psycopg.Connection,

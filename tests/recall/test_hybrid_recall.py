@@ -150,6 +150,55 @@ def test_the_indexing_process_embeds_while_what_was_just_written_is_found_lexica
         assert realm["vectors"] == {"model_id": "all-minilm-l6-v2-int8", "embedded": active, "active": active}
 
 
+def test_a_recall_that_asks_waits_for_the_vectors_of_everything_written_before_it(tmp_path: Path) -> None:
+    config = {
+        "memory": {"kind": "local_json"},
+        "agent_memory": {"recall": "hybrid", "recall_timeout_ms": 30_000},
+    }
+    with MetaClient.spawn(state_dir=tmp_path / "state", config=config) as meta:
+        for title, body in [*FILLER, DIET]:
+            meta.remember_agent_memory("lead", title=title, body=body)
+        # Straight after the writes: read-your-writes by meaning, the indexing process still at work.
+        waited = meta.call(
+            "meta/agent_memory/recall",
+            {"identity": "lead", "query_text": QUESTION, "max_entries": 1, "wait_for_vectors": True},
+        )
+        assert waited["vectors_behind"] is False
+        assert [r["title"] for r in waited["records"]] == ["Diet"]
+        plain = meta.call("meta/agent_memory/recall", {"identity": "lead", "query_text": "plant"})
+        assert plain["vectors_behind"] is False
+    with _handle(tmp_path / "lexical") as lexical:
+        lexical.remember_agent_memory("lead", title=DIET[0], body=DIET[1])
+        reply = lexical.call("meta/agent_memory/recall", {"identity": "lead", "query_text": "diet"})
+        assert reply["vectors_behind"] is None  # lexical recall ranks by no vectors
+
+
+def test_the_same_query_text_is_embedded_once(tmp_path: Path) -> None:
+    with _handle(tmp_path / "state", recall="hybrid") as meta:
+        _fill(meta)
+        memory = meta.runtime.agent_memory
+        assert memory is not None
+        provider = memory.provider
+        embedder = provider.embedder
+        calls: list[list[str]] = []
+
+        class Counting:  # the real model, with its query calls counted
+            model_id, dim, max_tokens = embedder.model_id, embedder.dim, embedder.max_tokens
+            embed, embed_documents = embedder.embed, embedder.embed_documents
+
+            def embed_queries(self, texts: list[str]) -> Any:
+                calls.append(list(texts))
+                return embedder.embed_queries(texts)
+
+        provider.embedder = Counting()
+        first = meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=1)
+        again = meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=1)
+        other = meta.recall_agent_memory("lead", query_text="which plant needs water?", max_entries=1)
+        assert [r.title for r in first] == [r.title for r in again] == ["Diet"]
+        assert other and other[0].title.startswith("Plant")
+        assert calls == [[QUESTION], ["which plant needs water?"]]
+
+
 def test_hybrid_takes_either_store_and_needs_a_known_model() -> None:
     for store in ({}, {"store": "postgres", "postgres": {"dsn": "postgresql://h/db"}}):
         assert (

@@ -60,9 +60,9 @@ def test_a_mem0_export_imports_as_application_records_of_each_user(
         _ms(first["created_at"]),
         _ms(first["updated_at"]),
     )
-    recalled = memory.recall(RecallParams("alice", "default", "contextual", "allergic nuts", (), 5))
+    recalled = memory.recall(RecallParams("alice", "default", "contextual", "allergic nuts", (), 5)).records
     assert [r.id for r in recalled][:1] == [record.id]
-    assert memory.recall(RecallParams("bob", "default", "contextual", "allergic nuts", (), 5)) == []
+    assert memory.recall(RecallParams("bob", "default", "contextual", "allergic nuts", (), 5)).records == []
 
 
 def test_mem0_metadata_is_kept_where_a_record_holds_it(
@@ -119,7 +119,7 @@ def test_identity_overrides_and_realm_places_a_bare_mem0_list(
     assert run.status == 0, run.stderr
     memory = memory_of(open_runtime(state, backend))
     assert not memory.has_realm("default")
-    recalled = memory.recall(RecallParams("carol", "crm", "always", None, (), 10))
+    recalled = memory.recall(RecallParams("carol", "crm", "always", None, (), 10)).records
     assert len(recalled) == 3
 
 

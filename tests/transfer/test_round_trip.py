@@ -178,7 +178,7 @@ def test_imported_records_keep_their_status_and_are_recallable(
     fresh = open_runtime(tmp_path / "fresh", target)
     memory = memory_of(fresh)
     store = memory.store("default")
-    recalled = memory.recall(RecallParams("alice", "default", "contextual", "flat white", (), 10))
+    recalled = memory.recall(RecallParams("alice", "default", "contextual", "flat white", (), 10)).records
 
     assert [r.id for r in recalled] == [history.update.id]
     pending = store.get(history.quarantined.id)

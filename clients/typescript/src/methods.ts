@@ -59,7 +59,17 @@ export const METHODS = {
     idempotent: false,
   },
   "meta/agent_memory/recall": {
-    params: ["identity", "query_text", "query_terms", "max_entries", "selection", "realm", "tags", "scopes"],
+    params: [
+      "identity",
+      "query_text",
+      "query_terms",
+      "max_entries",
+      "selection",
+      "realm",
+      "tags",
+      "scopes",
+      "wait_for_vectors",
+    ],
     required: ["identity"],
     idempotent: true,
   },

@@ -64,9 +64,15 @@ export interface RecallAgentMemoryParams {
   tags?: string[];
   /** Only these kinds of the identity's scopes (default: its own and every shared one it reads). */
   scopes?: ScopeKind[];
+  /** With `recall = "hybrid"`: wait (at most `recall_timeout_ms`) until the vectors cover every
+   * record acknowledged before the call. */
+  waitForVectors?: boolean;
 }
 export interface RecallAgentMemoryResult {
   records: AgentMemoryRecord[];
+  /** Whether the vectors this recall ranked by missed records acknowledged before it; null for
+   * lexical recall (no vectors). */
+  vectorsBehind: boolean | null;
 }
 
 export interface UpdateAgentMemoryParams {

@@ -345,7 +345,8 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             # A console caller reads an identity's shared scopes as far as its own grants reach.
             engine, principal = runtime.access, principal_of(ctx)
             visible = lambda s: engine.can_read_scope(principal, s.kind.value, s.key)  # noqa: E731
-        return {"records": [r.to_api() for r in agent_memory().recall(p, visible=visible)]}
+        recalled = agent_memory().recall(p, visible=visible)
+        return {"records": [r.to_api() for r in recalled.records], "vectors_behind": recalled.vectors_behind}
 
     def forget(p: ForgetParams, ctx: CallContext) -> dict[str, Any]:
         memory_id, deleted = agent_memory().forget(p)

@@ -25,6 +25,7 @@ meta_log_lines_dropped_total            counter    (log lines dropped: stderr wa
 meta_quarantine_queue_depth             gauge      (quarantined records)
 meta_index_pending_records              gauge      (SQLite: the recall indexes' backlog)
 meta_index_unmerged_records             gauge      (SQLite: records in their fresh tiers)
+meta_vectors_pending_records            gauge      (hybrid: active records not embedded yet)
 meta_realms_open                        gauge      (realm stores open)
 meta_build_info                         gauge      version, contract_version
 ======================================  =========  ==============================================
@@ -231,6 +232,8 @@ class _ServerGauges(Protocol):
 
     def quarantined(self) -> int | None: ...
 
+    def pending_vectors(self) -> int | None: ...
+
 
 class _StoreGauges:
     """The gauges read at scrape time, from the stores the runtime has opened."""
@@ -243,6 +246,11 @@ class _StoreGauges:
             "Records in the recall indexes' fresh tiers, not merged yet (SQLite).",
         ),
         ("meta_realms_open", "Realm stores open (SQLite: holding their files open)."),
+        (
+            "meta_vectors_pending_records",
+            "Active records hybrid recall's vectors do not cover yet (SQLite: the realms open here; "
+            "PostgreSQL: the schema's, shared by the fleet). The doctor shows them per realm.",
+        ),
     )
 
     def __init__(self, runtime: MetaRuntime) -> None:
@@ -276,15 +284,23 @@ class _StoreGauges:
                     "meta_index_pending_records": sum(g.pending_index for g in realms),
                     "meta_index_unmerged_records": sum(g.unmerged_index for g in realms),
                     "meta_realms_open": reader.open_realms(),
+                    "meta_vectors_pending_records": _total(g.pending_vectors for g in realms),
                 }
             if reader is not None:
                 return {
                     "meta_quarantine_queue_depth": reader.quarantined(),
                     "meta_realms_open": reader.open_realms(),
+                    "meta_vectors_pending_records": reader.pending_vectors(),
                 }
         except Exception:  # a scrape never fails for a gauge: the gauge is left out
             log.warning("metrics: the store gauges could not be read", exc_info=True)
         return {}
+
+
+def _total(values: Iterable[int | None]) -> int | None:
+    """The sum of the realms that have the reading (``None``: none has it)."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
 
 
 def _reader_for(stores: object) -> SqliteGauges | _ServerGauges | None:

@@ -321,8 +321,29 @@ RECALL = Params(
                 "reads: its mob, the operator scopes with `operator_scope` on, the realm scope).",
             ),
         ),
+        Param(
+            "wait_for_vectors",
+            boolean(
+                'With `recall = "hybrid"`, wait (at most `recall_timeout_ms`) until the realm\'s vectors '
+                "cover every record acknowledged before this call, then rank: read-your-writes by "
+                "meaning. Past the bound the recall ranks with what is embedded (`vectors_behind`).",
+                default=False,
+            ),
+        ),
     ),
     example={"identity": "lead:main", "query_text": "how do deploys work?", "max_entries": 8},
+)
+RECALLED = obj(
+    {
+        "records": array(RECORD),
+        "vectors_behind": nullable(
+            boolean(
+                "Whether the vectors this recall ranked by missed records acknowledged before it (still "
+                "being embedded, so ranked lexically only); null for lexical recall (no vectors)."
+            )
+        ),
+    },
+    required=("records", "vectors_behind"),
 )
 UPDATE = Params(
     (WRITE_IDENTITY, WRITE_SCOPE, MEMORY_ID, TITLE, BODY, TAGS, REALM),
@@ -1046,7 +1067,7 @@ SIGNATURES: Mapping[str, Signature] = {
         MEMORY_STORES, MEMORY_STORES_RESULT, "The ledger's stores and their sizes."
     ),
     "meta/agent_memory/remember": Signature(REMEMBER, RECORD, "Write a memory for an identity."),
-    "meta/agent_memory/recall": Signature(RECALL, RECORDS, "Recall an identity's memories by context."),
+    "meta/agent_memory/recall": Signature(RECALL, RECALLED, "Recall an identity's memories by context."),
     "meta/agent_memory/update": Signature(
         UPDATE, UPDATE_RESULT, "Replace a memory: the new record supersedes the old."
     ),

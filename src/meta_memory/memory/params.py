@@ -94,6 +94,7 @@ class RecallParams:
     max_entries: int
     tags: tuple[str, ...] = ()  # only records carrying every one of them
     scope_kinds: frozenset[str] | None = None  # only the identity's scopes of these kinds
+    wait_for_vectors: bool = False  # hybrid: wait (up to recall_timeout_ms) for the vectors first
 
 
 @dataclass(frozen=True)
@@ -348,7 +349,17 @@ def parse_recall(
         max_entries,
         _tag_filter(p, "tags"),
         _scope_kinds(p),
+        _flag(p, "wait_for_vectors"),
     )
+
+
+def _flag(p: dict[str, Any], name: str) -> bool:
+    value = p.get(name, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise InvalidParams(f"{name} must be a boolean when provided")
+    return value
 
 
 def _scope_kinds(p: dict[str, Any]) -> frozenset[str] | None:

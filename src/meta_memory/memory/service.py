@@ -88,6 +88,15 @@ class AgentDraft:
 
 
 @dataclass(frozen=True)
+class Recalled:
+    """An explicit recall's records, best first, and whether the vectors it ranked by missed
+    records acknowledged before it (``None``: lexical recall, no vectors involved)."""
+
+    records: list[Record]
+    vectors_behind: bool | None
+
+
+@dataclass(frozen=True)
 class InjectionResult:
     text: str | None
     injected: tuple[str, ...]
@@ -220,7 +229,7 @@ class AgentMemory:
         scopes = reading_scopes(Scope.identity(realm, identity), shared, kinds)
         return scopes if visible is None else tuple(s for s in scopes if visible(s))
 
-    def recall(self, p: RecallParams, *, visible: Callable[[Scope], bool] | None = None) -> list[Record]:
+    def recall(self, p: RecallParams, *, visible: Callable[[Scope], bool] | None = None) -> Recalled:
         """Explicit recall over the identity's scopes: provider errors reach the caller.
         ``visible``: the scopes a console caller may read (the access rules)."""
         store = self.store(p.realm)
@@ -233,10 +242,21 @@ class AgentMemory:
             tags=p.tags,
         )
         if not query.scopes:
-            return []
+            return Recalled([], None)
+        behind = self._vectors_behind(store, p.wait_for_vectors and p.selection == "contextual")
         records = self.provider.recall(store, query)
         store.mark_recalled((r.id for r in records), self.clock.now_ms())
-        return records
+        return Recalled(records, behind)
+
+    def _vectors_behind(self, store: RealmStore, wait: bool) -> bool | None:
+        """Whether the provider's vectors miss records acknowledged before now (``None``: it ranks
+        without vectors); ``wait`` first gives them up to ``recall_timeout_ms`` to catch up."""
+        probe = getattr(self.provider, "vectors_behind", None)
+        if probe is None:
+            return None
+        wait_s = self.config.recall_timeout_ms / 1000 if wait else 0.0
+        behind: bool | None = probe(store, wait_s)
+        return behind
 
     def list_records(self, p: ListParams, *, gate: RecordGate | None = None) -> RecordListing:
         """One keyset page of records by filter, newest updated first. ``gate``: what the caller

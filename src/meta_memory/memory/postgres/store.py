@@ -79,7 +79,7 @@ from .columns import RECORD_COLUMNS
 from .connect import lock_key, retrying_read, unavailable
 from .listing import full_records_query, tags_all_sql
 from .term_index import PostgresTermIndex
-from .vectors import RealmVectors
+from .vectors import RealmVectors, read_mark
 
 if TYPE_CHECKING:
     import numpy as np
@@ -596,6 +596,25 @@ class PostgresRealmStore:
     def _streamed(self, conn: psycopg.Connection, cursor: psycopg.ServerCursor[Any]) -> Iterator[Record]:
         while rows := cursor.fetchmany(500):
             yield from self._records(conn, rows)
+
+    def vector_progress(self, nudge_with: Embedder | None = None) -> tuple[int, int] | None:
+        """``(newest doc, embedded up to)`` of the realm's vectors of this store's model
+        (``VectorReads``), ``None`` without vectors; with ``nudge_with``, a realm found behind
+        nudges this gateway's embedding thread (the fleet shares the backlog: any gateway's worker
+        may take it)."""
+        vectors = self._vectors
+        if vectors is None:
+            return None
+
+        def run() -> tuple[int, int]:
+            with self._read() as conn:
+                mark = read_mark(conn, self.realm, vectors.model_id)
+            return (mark.newest_doc or 0), mark.upto
+
+        newest, upto = retrying_read(run, "recall")
+        if nudge_with is not None and newest > upto:
+            vectors.nudge()
+        return newest, upto
 
     def nearest(
         self,

@@ -15,6 +15,9 @@ a backend without vectors) gives the lexical ranking alone.
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -38,6 +41,8 @@ log = logging.getLogger("meta_memory.recall")
 
 DEPTH_FACTOR = 4
 DEPTH_MIN = 40
+QUERY_CACHE_SIZE = 1024  # query embeddings kept by text (an agent asks the same things again)
+WAIT_STEP_S = 0.01  # how often a recall waiting for vectors looks at their progress
 
 
 @runtime_checkable
@@ -56,6 +61,11 @@ class VectorReads(Protocol):
         the store may first embed a bounded number of records not embedded yet with ``embedder``."""
         ...
 
+    def vector_progress(self, nudge_with: Embedder | None = None) -> tuple[int, int] | None:
+        """``(newest doc, embedded up to)`` of the realm's vectors, ``None`` without any; with
+        ``nudge_with``, the store asks for what is behind to be embedded."""
+        ...
+
 
 class HybridRecallProvider:
     """Lexical ranking fused with embedding neighbours (see the module docstring)."""
@@ -68,6 +78,42 @@ class HybridRecallProvider:
         # The query is embedded on a thread of this pool while the lexical ranking runs (the model
         # releases the GIL; on PostgreSQL the ranking is mostly waiting on the server).
         self._embedding = ThreadPoolExecutor(max_workers=4, thread_name_prefix="meta-query-embed")
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries_lock = threading.Lock()
+
+    def vectors_behind(self, store: RealmStore, wait_s: float = 0.0) -> bool | None:
+        """Whether the store's vectors miss records acknowledged before this call (``None``: the
+        store has no vectors). With ``wait_s``, first wait up to that long, asking for them to be
+        embedded, until they cover every record written before the call."""
+        if not isinstance(store, VectorReads):
+            return None
+        progress = store.vector_progress(self.embedder if wait_s > 0 else None)
+        if progress is None:
+            return None
+        newest, upto = progress
+        deadline = time.monotonic() + wait_s
+        while upto < newest and time.monotonic() < deadline:
+            time.sleep(min(WAIT_STEP_S, max(0.0, deadline - time.monotonic())))
+            now = store.vector_progress(self.embedder)
+            if now is None:
+                return None
+            upto = now[1]
+        return upto < newest
+
+    def _query_vector(self, text: str) -> np.ndarray:
+        """The query's embedding, from the cache when the same text was asked before."""
+        with self._queries_lock:
+            cached = self._queries.get(text)
+            if cached is not None:
+                self._queries.move_to_end(text)
+                return cached
+        vector: np.ndarray = self.embedder.embed_queries([text])[0]
+        vector.setflags(write=False)  # shared by every recall that asks the same
+        with self._queries_lock:
+            self._queries[text] = vector
+            if len(self._queries) > QUERY_CACHE_SIZE:
+                self._queries.popitem(last=False)
+        return vector
 
     def recall(self, store: RealmStore, query: RecallQuery) -> list[Record]:
         if query.selection == "always":
@@ -82,7 +128,7 @@ class HybridRecallProvider:
         terms = analyze_query(query.query_text, list(query.query_terms))
         embedded: Future[np.ndarray] | None = None
         if isinstance(store, VectorReads):
-            embedded = self._embedding.submit(self.embedder.embed_queries, [text])
+            embedded = self._embedding.submit(self._query_vector, text)
         lexical: Sequence[tuple[int, float]] = ()
         try:
             if terms:
@@ -96,7 +142,7 @@ class HybridRecallProvider:
         semantic: list[tuple[int, float]] = []
         if embedded is not None and isinstance(store, VectorReads):
             try:
-                vector = embedded.result()[0]
+                vector = embedded.result()
                 neighbours = store.nearest(query.scopes, vector, depth, self.embedder, allowed)
             except Exception as exc:
                 if not query.lexical_fallback:

@@ -1,6 +1,7 @@
 """What a gateway's metrics read from its SQLite realms at scrape time (gateway/metrics.py).
 
-For each realm store the runtime has opened: the recall index's backlog (``pending_index``, as
+For each realm store the runtime has opened: the active records its vectors do not cover yet
+(``pending_vectors``, with ``recall = "hybrid"``), the recall index's backlog (``pending_index``, as
 the doctor counts it: queued removals and active records past the index file's watermark, two
 range counts) and its fresh tier (``unmerged_index``), and the quarantine queue (a seek per
 scope on ``records_by_scope_status``, so the cost follows the scopes and the queue, not the
@@ -35,6 +36,7 @@ class RealmGauges:
     pending_index: int
     unmerged_index: int
     quarantined: int
+    pending_vectors: int | None = None  # active records past the vector file's mark (hybrid)
 
 
 class SqliteGauges:
@@ -97,10 +99,18 @@ def _reading(store: SqliteRealmStore) -> RealmGauges:
     """Read under the store's lock, its files open."""
     db = store._db
     index = store._keeper.index
+    vectors = store._vectors
     db.execute("BEGIN")
     try:
         pending = index.backlog(db)
         (quarantined,) = db.execute(_QUARANTINED).fetchone()
+        unembedded = None
+        if vectors is not None:  # a range count on the doc key
+            (unembedded,) = db.execute(
+                "SELECT count(*) FROM records WHERE doc > ? AND status = 'active'", (vectors.embedded_upto,)
+            ).fetchone()
     finally:
         db.execute("COMMIT")
-    return RealmGauges(pending, index.fresh_size(), int(quarantined))
+    return RealmGauges(
+        pending, index.fresh_size(), int(quarantined), None if unembedded is None else int(unembedded)
+    )

@@ -756,6 +756,24 @@ class SqliteRealmStore:
                 found.extend(vectors.nearest(scope_id, query, limit, allowed))
         return sorted(found, key=lambda hit: -hit[1])[:limit]
 
+    def vector_progress(self, nudge_with: Embedder | None = None) -> tuple[int, int] | None:
+        """``(newest doc, embedded up to)`` of the realm's vectors (``VectorReads``), ``None``
+        without vectors; with ``nudge_with``, what is behind is asked for: the indexing process is
+        nudged (without one, up to INLINE_EMBED_MAX records are embedded here, as a read does)."""
+        with self._lock:
+            vectors = self._vectors
+            if vectors is None:
+                return None
+            row = self._db.execute("SELECT max(doc) FROM records").fetchone()
+            newest = int(row[0]) if row and row[0] is not None else 0
+            if nudge_with is not None and newest > vectors.embedded_upto:
+                if self._index_worker is None:
+                    vectors.catch_up(self._db, nudge_with, INLINE_EMBED_MAX)
+                else:
+                    self._vectors_nudged_at = time.monotonic()
+                    self._index_worker.nudge(self.path)
+            return newest, vectors.embedded_upto
+
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         if not docs:
             return {}
