@@ -28,6 +28,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from conversations import conversation_scopes
 from devset import Record, Scope, chat_scopes, notes_scopes
 from evaluate import build_index
 from paraphrase import paraphrase_scopes
@@ -137,8 +138,11 @@ def candidates() -> dict[str, HybridParams]:
         "hybrid convex, list min-max, lexical 0.5": HybridParams(
             "convex", 0.5, lexical_floor=None, semantic_floor=None
         ),
-        "hybrid convex, floors 0, lexical 0.4, protect 1": HybridParams(
-            "convex", 0.4, lexical_floor=0.0, semantic_floor=0.0, protect=1
+        "hybrid convex, floors 0, lexical 0.4, no protected head": HybridParams(
+            "convex", 0.4, lexical_floor=0.0, semantic_floor=0.0
+        ),
+        "hybrid convex, floors 0, lexical 0.4, protect 4": HybridParams(
+            "convex", 0.4, lexical_floor=0.0, semantic_floor=0.0, protect=4
         ),
     }
 
@@ -167,14 +171,19 @@ def table(
 
 
 def targets(console: Console, label: str, results: dict[str, Any]) -> None:
+    """The issue's targets, hybrid (default) against lexical on every set: R@5 no lower than
+    lexical's minus 1 point, R@10 never below lexical's and at least +3 points on average."""
     base, hyb = results["ours (lexical)"], results["hybrid (default)"]
-    gain = hyb["mean"][1] - base["mean"][1]
-    worst = min(hyb[n][0] - base[n][0] for n in base if n.startswith("chat"))
-    per_set = ", ".join(f"{n} {hyb[n][1] - base[n][1]:+.1f}" for n in base if n != "mean")
+    sets = [n for n in base if n != "mean"]
+    gain = statistics.mean(hyb[n][1] - base[n][1] for n in sets)
+    worst5 = min(hyb[n][0] - base[n][0] for n in sets)
+    worst10 = min(hyb[n][1] - base[n][1] for n in sets)
+    per_set = ", ".join(f"{n} {hyb[n][0] - base[n][0]:+.1f} / {hyb[n][1] - base[n][1]:+.1f}" for n in sets)
     console.print(
-        f"{label}: hybrid (default) − lexical: mean R@10 {gain:+.1f} "
-        f"(target ≥ +4: {'met' if gain >= 4 else 'NOT met'}; per set {per_set}); "
-        f"worst chat R@5 {worst:+.1f} (target ≥ −1: {'met' if worst >= -1 else 'NOT met'})"
+        f"{label}: hybrid (default) − lexical, R@5 / R@10 per set: {per_set}\n"
+        f"  mean R@10 {gain:+.1f} (target ≥ +3: {'met' if gain >= 3 else 'NOT met'}); "
+        f"worst R@10 {worst10:+.1f} (target ≥ 0: {'met' if worst10 >= 0 else 'NOT met'}); "
+        f"worst R@5 {worst5:+.1f} (target ≥ −1: {'met' if worst5 >= -1 else 'NOT met'})"
     )
 
 
@@ -207,9 +216,11 @@ def tuning_sets(quick: bool) -> Sets:
         "notes A s1": notes_scopes(1, half=0),
         "para A s1": paraphrase_scopes(1, half=0),
         "para A s2": paraphrase_scopes(2, half=0),
+        "conv A s1": conversation_scopes(1, half=0, conversations=2 if quick else 4),
+        "conv A s2": conversation_scopes(2, half=0),
     }
     if quick:
-        del sets["chat A s2"], sets["para A s2"]
+        del sets["chat A s2"], sets["para A s2"], sets["conv A s2"]
     return sets
 
 
@@ -222,9 +233,11 @@ def heldout_sets(quick: bool) -> Sets:
         "notes B s11": notes_scopes(11, half=1),
         "para B s11": paraphrase_scopes(11, half=1),
         "para B s12": paraphrase_scopes(12, half=1),
+        "conv B s11": conversation_scopes(11, half=1, conversations=2 if quick else 4),
+        "conv B s12": conversation_scopes(12, half=1),
     }
     if quick:
-        del sets["chat B s12"], sets["chat B s13 dated"], sets["para B s12"]
+        del sets["chat B s12"], sets["chat B s13 dated"], sets["para B s12"], sets["conv B s12"]
     return sets
 
 
@@ -233,15 +246,19 @@ def heldout_sets(quick: bool) -> Sets:
 
 
 def objective(results: dict[str, tuple[float, float]], base: dict[str, tuple[float, float]]) -> float | None:
-    """Mean of R@5 and R@10 over the tuning sets; None when a chat set loses more than 1 point of R@5."""
-    if any(results[n][0] < base[n][0] - 1.0 for n in results if n.startswith("chat")):
+    """Mean gain of R@10 over lexical across the sets, then of R@5 (a tenth as much); None when a
+    set loses more than 1 point of R@5 or any R@10 against lexical (the issue's rule: hybrid is
+    never worse than lexical)."""
+    if any(results[n][0] < base[n][0] - 1.0 or results[n][1] < base[n][1] for n in results):
         return None
-    return statistics.mean((r5 + r10) / 2 for r5, r10 in results.values())
+    gain10 = statistics.mean(results[n][1] - base[n][1] for n in results)
+    gain5 = statistics.mean(results[n][0] - base[n][0] for n in results)
+    return gain10 + gain5 / 10
 
 
 def grid() -> list[HybridParams]:
     points = []
-    for protect in (0, 1, 2, 3):
+    for protect in (0, 1, 2, 3, 4, 5, 6, 7):
         for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
             for k in (1, 5, 10, 20, 30, 60, 100):
                 points.append(HybridParams("rrf", w, k=k, protect=protect))

@@ -284,3 +284,12 @@ def test_hybrid_returns_distinct_docs_of_either_ranking_up_to_the_limit(
     assert set(got) <= union
     head = [d for d, _ in lexical[: min(protect, limit)]]
     assert got[: len(head)] == head
+
+
+def test_the_default_keeps_the_lexical_top_five_whatever_the_embedding_says() -> None:
+    lexical = [(d, 10.0 - d) for d in range(1, 9)]  # a confident lexical ranking: docs 1..8
+    semantic = [(d, 0.9) for d in range(50, 60)] + [(8, 0.95)]  # other docs, all very near
+    fused = hybrid(lexical, semantic, limit=10)
+    assert fused[:5] == [1, 2, 3, 4, 5]  # never demoted by the embedding
+    assert 8 in fused[5:] and set(fused[5:]) & set(range(50, 60))  # the rest is a contest
+    assert hybrid([(1, 3.0)], semantic, limit=3)[0] == 1  # a short lexical list leads, then neighbours

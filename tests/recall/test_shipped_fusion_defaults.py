@@ -12,14 +12,14 @@ from meta_memory.memory.recall import hybrid as hybrid_provider
 from meta_memory.memory.recall.fusion import DEFAULT_HYBRID, HybridParams
 
 
-def test_the_default_fusion_is_the_benchmarked_convex_combination() -> None:
-    assert HybridParams() == DEFAULT_HYBRID
+def test_the_default_fusion_is_the_benchmarked_convex_combination_behind_a_lexical_head() -> None:
+    assert HybridParams(protect=5) == DEFAULT_HYBRID
     assert DEFAULT_HYBRID.method == "convex"
     assert DEFAULT_HYBRID.lexical_weight == 0.4  # the embedding ranking weighs 0.6
     assert DEFAULT_HYBRID.lexical_floor == 0.0  # BM25's minimum
     assert DEFAULT_HYBRID.semantic_floor == 0.0  # negative cosines count as 0
     assert DEFAULT_HYBRID.depth == 100
-    assert DEFAULT_HYBRID.protect == 0
+    assert DEFAULT_HYBRID.protect == 5  # the lexical ranking's first five places stay
     assert DEFAULT_HYBRID.k == 60.0  # RRF's offset, used only if method = "rrf"
 
 
