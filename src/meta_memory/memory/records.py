@@ -316,6 +316,8 @@ os.register_at_fork(after_in_child=_forked)
 
 
 def new_memory_id(content_digest: str, now_ms: int) -> str:
-    """``mem-<ms hex>-<pid hex>-<seq hex>-<16 hex of the content hash>``: unique per process,
-    sortable by creation time, and the same content is recognisable across ids."""
-    return f"mem-{now_ms:x}-{_pid_hex}-{next(_sequence):x}-{content_digest[:16]}"
+    """``mem-<ms hex>-<pid hex>-<seq, 12 hex>-<16 hex of the content hash>``: unique per process,
+    sortable by creation time (within one millisecond too, for one process: the sequence has a
+    fixed width, so ``…-a-`` never sorts before ``…-9-``), and the same content is recognisable
+    across ids. Listings break ties of equal timestamps by id, so this order is what they show."""
+    return f"mem-{now_ms:x}-{_pid_hex}-{next(_sequence):012x}-{content_digest[:16]}"
