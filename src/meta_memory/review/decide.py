@@ -18,10 +18,48 @@ from ..memory.params import parse_identity, parse_realm
 from ..memory.service import AgentMemory
 from .rules import ReviewOutcome, review_quarantined
 
-__all__ = ["RATIONALE_MAX_BYTES", "DecideParams", "QuarantineReview", "parse_decide_params"]
+__all__ = [
+    "RATIONALE_MAX_BYTES",
+    "DecideParams",
+    "QuarantineReview",
+    "parse_content_hash",
+    "parse_decide_params",
+    "parse_rationale",
+]
 
 RATIONALE_MAX_BYTES = 4096
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+def parse_content_hash(params: dict[str, Any], what: str) -> str:
+    """``expected_content_hash``: the hash of ``what`` (``the record you reviewed``) a decision binds
+    to, 64 lowercase hex characters.
+
+    Raises:
+        InvalidParams: naming the field.
+    """
+    expected = params.get("expected_content_hash")
+    if not isinstance(expected, str) or not _HEX64.fullmatch(expected):
+        raise InvalidParams(
+            f"expected_content_hash must be the 64-character lowercase hex content hash of {what}"
+        )
+    return expected
+
+
+def parse_rationale(params: dict[str, Any]) -> str | None:
+    """The optional ``rationale`` of a decision, at most RATIONALE_MAX_BYTES.
+
+    Raises:
+        InvalidParams: naming the field.
+    """
+    rationale = params.get("rationale")
+    if rationale is None:
+        return None
+    if not isinstance(rationale, str):
+        raise InvalidParams("rationale must be a string when provided")
+    if len(rationale.encode("utf-8", "surrogatepass")) > RATIONALE_MAX_BYTES:
+        raise InvalidParams(f"rationale must be at most {RATIONALE_MAX_BYTES} bytes")
+    return rationale
 
 
 @dataclass(frozen=True)
@@ -45,17 +83,8 @@ def parse_decide_params(params: Any, *, default_realm: str) -> DecideParams:
     verdict = params.get("verdict")
     if verdict not in ("release", "tombstone"):
         raise InvalidParams(f"verdict must be 'release' or 'tombstone' (got {verdict!r})")
-    expected = params.get("expected_content_hash")
-    if not isinstance(expected, str) or not _HEX64.fullmatch(expected):
-        raise InvalidParams(
-            "expected_content_hash must be the 64-character lowercase hex content hash of the record you reviewed"
-        )
-    rationale = params.get("rationale")
-    if rationale is not None:
-        if not isinstance(rationale, str):
-            raise InvalidParams("rationale must be a string when provided")
-        if len(rationale.encode("utf-8")) > RATIONALE_MAX_BYTES:
-            raise InvalidParams(f"rationale must be at most {RATIONALE_MAX_BYTES} bytes")
+    expected = parse_content_hash(params, "the record you reviewed")
+    rationale = parse_rationale(params)
     return DecideParams(realm, identity, memory_id.strip(), verdict, expected, rationale)
 
 

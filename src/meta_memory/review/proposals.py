@@ -55,7 +55,7 @@ from ..memory.validator import (
     secret_refused,
     validate_fields,
 )
-from .decide import RATIONALE_MAX_BYTES
+from .decide import parse_content_hash, parse_rationale
 from .rules import PROMOTION_EXPIRY_MS, receipt
 
 if TYPE_CHECKING:
@@ -73,7 +73,6 @@ __all__ = [
 ]
 
 DECIDABLE_SCOPES = (ScopeKind.MOB.value, ScopeKind.OPERATOR.value)
-_HEX64 = re.compile(r"[0-9a-f]{64}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _WS = re.compile(r"\s+")
 
@@ -110,17 +109,8 @@ def parse_proposal_decide_params(params: Any, *, default_realm: str) -> Proposal
     verdict = p.get("verdict")
     if verdict not in ("accept", "reject"):
         raise InvalidParams(f"verdict must be 'accept' or 'reject' (got {verdict!r})")
-    expected = p.get("expected_content_hash")
-    if not isinstance(expected, str) or not _HEX64.fullmatch(expected):
-        raise InvalidParams(
-            "expected_content_hash must be the 64-character lowercase hex content hash of the proposal you read"
-        )
-    rationale = p.get("rationale")
-    if rationale is not None:
-        if not isinstance(rationale, str):
-            raise InvalidParams("rationale must be a string when provided")
-        if len(rationale.encode("utf-8")) > RATIONALE_MAX_BYTES:
-            raise InvalidParams(f"rationale must be at most {RATIONALE_MAX_BYTES} bytes")
+    expected = parse_content_hash(p, "the proposal you read")
+    rationale = parse_rationale(p)
     return ProposalDecideParams(realm, proposal_id.strip(), verdict, expected, rationale)
 
 

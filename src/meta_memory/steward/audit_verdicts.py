@@ -21,7 +21,6 @@ verdict: the caller's ``authorize`` hook refuses, or lets the decision go on.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +34,7 @@ from ..memory.service import AgentMemory
 from ..memory.store import RealmTxn
 from ..memory.validator import TombstoneOp, WriteBatch, secret_refused
 from ..review import receipt
-from ..review.decide import RATIONALE_MAX_BYTES
+from ..review.decide import parse_content_hash, parse_rationale
 
 __all__ = [
     "AUDIT_ACTIONS",
@@ -51,7 +50,6 @@ AUDIT_ACTIONS = ("acknowledge", "tombstone")
 ID_MAX_BYTES = 256
 """Longer than any run or record id the runtime hands out; a longer one names nothing."""
 
-_HEX64 = re.compile(r"[0-9a-f]{64}")
 _DONE = {"acknowledge": "acknowledged", "tombstone": "tombstoned"}
 
 Authorize = Callable[[str, Record | None, str], None]
@@ -95,16 +93,9 @@ def parse_resolve_params(params: Any, *, default_realm: str) -> ResolveParams:
     expected = params.get("expected_content_hash")
     if expected is None and action == "tombstone":
         raise InvalidParams("expected_content_hash is required to tombstone: the hash of the record you read")
-    if expected is not None and (not isinstance(expected, str) or not _HEX64.fullmatch(expected)):
-        raise InvalidParams(
-            "expected_content_hash must be the 64-character lowercase hex content hash of the record you read"
-        )
-    rationale = params.get("rationale")
-    if rationale is not None:
-        if not isinstance(rationale, str):
-            raise InvalidParams("rationale must be a string when provided")
-        if len(rationale.encode("utf-8", "surrogatepass")) > RATIONALE_MAX_BYTES:
-            raise InvalidParams(f"rationale must be at most {RATIONALE_MAX_BYTES} bytes")
+    if expected is not None:
+        expected = parse_content_hash(params, "the record you read")
+    rationale = parse_rationale(params)
     return ResolveParams(realm, run_id, record_id, action, expected, rationale)
 
 
