@@ -1,6 +1,7 @@
 """Hybrid recall benchmark: our lexical ranker vs embedding nearest neighbours vs their fusion.
 
-Run ``python benchmarks/recall_quality/hybrid.py`` (``--quick`` for a smoke run on one seed per set and two
+Run ``python benchmarks/recall_quality/hybrid.py`` (``--float32`` to rank the model's own vectors instead of
+the int8 form a store keeps, ``--quick`` for a smoke run on one seed per set and two
 conversations per chat seed, ``--sweep`` for the record-text choice and the fusion grid on the tuning sets
 only, for every packaged model; ``--model`` to pick one). Every system ranks the same questions in the same run: ``ours`` is the lexical ranker of
 ``evaluate.py``; ``embedding`` is exact cosine nearest neighbours over the scope's records (the model of
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import statistics
 import sys
 import time
@@ -36,7 +38,9 @@ from paraphrase import paraphrase_scopes
 from meta_memory.memory.embedding import DEFAULT_MODEL, MODELS, load_embedder
 from meta_memory.memory.recall import query_terms, rank
 from meta_memory.memory.recall.fusion import DEFAULT_HYBRID, HybridParams, hybrid
+from meta_memory.memory.recall.neighbours import decode_vectors, vector_bytes
 
+STORED = True  # rank record vectors as a store keeps them (``--float32``: as the model gave them)
 DEPTH = 100  # docs of each ranking kept for fusion (and the deepest any grid point reads)
 KS = (5, 10)
 
@@ -69,7 +73,7 @@ RECORD_TEXT = "title: body (tags)"
 
 
 def load(model: str | None) -> Any:
-    return load_embedder(model or DEFAULT_MODEL)
+    return load_embedder(model or DEFAULT_MODEL, parallel=os.cpu_count() or 1)
 
 
 @dataclass
@@ -95,6 +99,8 @@ def prepare(
             t1 = time.perf_counter()
             queries = embedder.embed_queries([q.text for q in scope.questions])
             t2 = time.perf_counter()
+            if STORED:  # as a store keeps them: int8 with a scale per vector, decoded for ranking
+                matrix = decode_vectors([vector_bytes(v) for v in matrix], matrix.shape[1])
             meter.records += len(scope.records)
             meter.record_s += t1 - t0
             meter.queries += len(scope.questions)
@@ -356,14 +362,22 @@ def main() -> None:
     parser.add_argument(
         "--model", help="an embedding model id of meta_memory.memory.embedding.MODELS (--sweep: all of them)"
     )
+    parser.add_argument(
+        "--float32", action="store_true", help="rank the model's float32 vectors, not the stored int8 form"
+    )
     args = parser.parse_args()
+    global STORED
+    STORED = not args.float32
     console = Console(width=220)
     started = time.perf_counter()
     if args.sweep:
         sweep(console, [args.model] if args.model else sorted(MODELS))
         return
     embedder = load(args.model)
-    console.print(f"embedding model: {embedder.model_id}; record text: {RECORD_TEXT!r}")
+    stored = "stored int8 form" if STORED else "float32"
+    console.print(
+        f"embedding model: {embedder.model_id}; record text: {RECORD_TEXT!r}; record vectors: {stored}"
+    )
     meter = Throughput()
     tuning_wanted = tuning_sets(args.quick or args.smoke)
     heldout_wanted = heldout_sets(args.quick or args.smoke)

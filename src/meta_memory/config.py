@@ -19,6 +19,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from .errors import ConfigError, StorageRefused
 from .memory.embedding.models import DEFAULT_MODEL, MODELS
+from .memory.recall.ann import ANN_MIN_VECTORS
 from .names import realm_problem
 
 __all__ = [
@@ -251,6 +252,8 @@ class AgentMemoryConfig(_Section):
     # extra); the model is pinned by file hash, and switching it rebuilds the realm's vectors.
     recall: Annotated[str, BeforeValidator(_choice("lexical", "hybrid"))] = "lexical"
     embedding_model: Annotated[str, BeforeValidator(_embedding_model)] = DEFAULT_MODEL
+    # A scope with at least this many vectors is searched through a graph index (HNSW), not exactly.
+    ann_min_vectors: Annotated[int, BeforeValidator(_int_in(1_000, 1_000_000_000))] = ANN_MIN_VECTORS
     hygienist: Annotated[HygienistConfig, BeforeValidator(_parked_section)] = Field(
         default_factory=HygienistConfig
     )

@@ -51,10 +51,16 @@ def recall_provider(config: AgentMemoryConfig) -> RecallProvider | None:
     """
     if config.recall != "hybrid":
         return None
-    from .memory.embedding import load_embedder
+    from .memory.embedding import BACKGROUND_NICE, load_embedder
     from .memory.recall.hybrid import HybridRecallProvider
 
-    return HybridRecallProvider(load_embedder(config.embedding_model))
+    # Queries embed one text each, on the caller's thread. Records embedded in this process (the
+    # PostgreSQL store's embedding thread, a library's inline catch-up) run on every core, below the
+    # request threads' priority.
+    embedder = load_embedder(
+        config.embedding_model, parallel=os.cpu_count() or 1, parallel_nice=BACKGROUND_NICE
+    )
+    return HybridRecallProvider(embedder)
 
 
 def _embedder_of(provider: RecallProvider | None) -> Embedder | None:

@@ -1254,9 +1254,10 @@ def test_a_long_wal_restarts_once_readers_leave_and_is_cut_back_to_its_bound(
 ) -> None:
     """Past its bound the writer checkpoints the WAL in RESTART mode. While a reader holds a
     snapshot it cannot restart: the writer then tries less and less often (each miss waits up to
-    RESTART_WAIT_MS), and once the reader leaves, the WAL restarts and is cut back to the bound."""
+    RESTART_WAIT_MS), and once the reader leaves, the WAL restarts and is cut back to WAL_KEEP_BYTES."""
     limit = 256 << 10
     monkeypatch.setattr(checkpoint, "WAL_LIMIT_BYTES", limit)
+    monkeypatch.setattr(checkpoint, "WAL_KEEP_BYTES", limit)  # what a restarted WAL is cut back to
     attempts: list[int] = []
     restart = checkpoint.Checkpointer._restart
 

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from meta_memory.memory.embedding import MODELS, OnnxEmbedder, load_embedder
+from meta_memory.memory.embedding.static_embedder import StaticEmbedder
 
-_loaded: dict[str, OnnxEmbedder] = {}
+_loaded: dict[str, Any] = {}
 
 
-def loaded(model_id: str) -> OnnxEmbedder:
+def loaded(model_id: str) -> Any:
+    """The model's embedder: an OnnxEmbedder, or the StaticEmbedder distilled from one."""
     if model_id not in _loaded:
         embedder = load_embedder(model_id)
-        assert isinstance(embedder, OnnxEmbedder)
+        assert isinstance(embedder, (OnnxEmbedder, StaticEmbedder))
         _loaded[model_id] = embedder
     return _loaded[model_id]
 
@@ -26,6 +30,12 @@ def embedder(request: pytest.FixtureRequest) -> OnnxEmbedder:
 @pytest.fixture
 def minilm() -> OnnxEmbedder:
     return loaded("all-minilm-l6-v2-int8")
+
+
+@pytest.fixture
+def minilm_dynamic() -> OnnxEmbedder:
+    """MiniLM's int8 weights run with int8 activations (a graph derived at load)."""
+    return loaded("all-minilm-l6-v2-int8-dynamic")
 
 
 @pytest.fixture

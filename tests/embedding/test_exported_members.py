@@ -7,6 +7,7 @@ import meta_memory.memory.embedding as embedding
 
 def test_embedding_package_exports_exactly_its_public_api() -> None:
     assert sorted(embedding.__all__) == [
+        "BACKGROUND_NICE",
         "DEFAULT_MODEL",
         "Embedder",
         "EmbedderUnavailable",

@@ -7,17 +7,21 @@ switch never mixes two models in one ranking, and the doctor shows how far each 
 from __future__ import annotations
 
 import json
+import struct
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import psycopg
 import pytest
 
 from meta_memory.clock import ManualClock
 from meta_memory.config import load_config_dict
+from meta_memory.memory.embedding import DEFAULT_MODEL
 from meta_memory.memory.postgres import vectors as pg_vectors
+from meta_memory.memory.recall.neighbours import decode_vectors, record_text
 from meta_memory.runtime import MetaRuntime
 from meta_memory.sdk import MetaHandle
 
@@ -86,6 +90,30 @@ def test_a_paraphrase_is_recalled_through_the_gateway_that_did_not_embed_it(
         "SELECT r.doc, r.scope_id, v.scope_id FROM records r JOIN record_vectors v USING (doc)"
     )
     assert all(record_scope == vector_scope for _, record_scope, vector_scope in rows)
+
+
+def test_each_vector_is_stored_as_a_scale_and_one_int8_a_dimension(
+    gateways: Callable[..., MetaHandle], admin: psycopg.Connection, eventually: Callable[..., bool]
+) -> None:
+    a = gateways("a")
+    _fill(a)
+    assert eventually(_embedded(admin, MINILM, 1 + len(FILLER)))
+    stored = _vector_rows(admin, MINILM)
+    assert {len(v) for v in stored.values()} == {384 + 4}
+    # Each is the model's own vector of its record's text: read back by hand (a little-endian
+    # float32 scale, then 384 signed bytes), it points where the model's float32 vector does.
+    texts = {
+        int(doc): record_text(title, body, json.loads(tags))
+        for doc, title, body, tags in admin.execute("SELECT doc, title, body, tags FROM records")
+    }
+    assert set(texts) == set(stored)
+    assert a.runtime.agent_memory is not None
+    embedder = a.runtime.agent_memory.provider.embedder  # type: ignore[attr-defined]
+    docs = sorted(stored)
+    for doc, vector in zip(docs, embedder.embed_documents([texts[d] for d in docs]), strict=True):
+        (scale,) = struct.unpack_from("<f", stored[doc], 0)
+        q = np.array(struct.unpack_from("<384b", stored[doc], 4), dtype=np.float64) * scale
+        assert float(q @ vector) / float(np.linalg.norm(q)) >= 0.999, doc
 
 
 def test_what_was_just_written_is_found_lexically_while_another_gateway_holds_the_embedding_lock(
@@ -183,7 +211,9 @@ def test_a_model_switch_never_mixes_two_models_and_a_model_unused_for_a_week_is_
     assert all(bge[doc] != v for doc, v in minilm.items())
     store = b.runtime.agent_memory.stores.open_realm("default")  # type: ignore[union-attr]
     (ranked,) = store._vectors._cache.values()  # type: ignore[union-attr]
-    assert [bge[int(doc)] for doc in ranked.docs] == [row.tobytes() for row in ranked.matrix]
+    # What b ranks by is its model's stored vectors, row for row (decoded from their int8 form).
+    assert sorted(int(doc) for doc in ranked.docs) == sorted(bge)
+    assert np.array_equal(ranked.matrix, decode_vectors([bge[int(doc)] for doc in ranked.docs], 384))
     assert _titles(a, max_entries=1) == ["Diet"]
     # A week on with no gateway embedding with MiniLM: the next sweep removes its vectors.
     gateways.clock.advance(pg_vectors.OTHER_MODEL_KEEP_MS + 1)  # type: ignore[attr-defined]
@@ -205,7 +235,8 @@ def test_the_doctor_shows_how_far_each_realms_vectors_have_come(
     (tmp_path / "d").mkdir()
     config = tmp_path / "doctor.toml"
     config.write_text(
-        f'[agent_memory]\nstore = "postgres"\nrecall = "hybrid"\n[agent_memory.postgres]\ndsn = "{pg.dsn}"\n'
+        f'[agent_memory]\nstore = "postgres"\nrecall = "hybrid"\nembedding_model = "{MINILM}"\n'
+        f'[agent_memory.postgres]\ndsn = "{pg.dsn}"\n'
     )
     report = subprocess.run(
         [gateway_command(), "doctor", "--state-dir", str(tmp_path / "d"), "--config", str(config), "--json"],
@@ -272,4 +303,4 @@ def test_a_lexical_realm_on_the_previous_schema_is_migrated_and_embedded_by_read
         # No write: the reads find the realm behind and nudge the embedding thread; they rank
         # lexically meanwhile (the paraphrase is found once the vectors are there).
         assert eventually(lambda: _titles(meta, max_entries=1) == ["Diet"])
-        assert len(_vector_rows(admin, MINILM)) == 1 + len(FILLER)
+        assert len(_vector_rows(admin, DEFAULT_MODEL)) == 1 + len(FILLER)

@@ -21,6 +21,7 @@ from meta_memory import Meta
 from meta_memory.client import MetaClient
 from meta_memory.config import load_config_dict
 from meta_memory.errors import ConfigError
+from meta_memory.memory.embedding import DEFAULT_MODEL
 from meta_memory.storage.layout import StateLayout
 
 from ..conftest import BACKENDS, Backend, gateway_command, make_backend
@@ -101,8 +102,9 @@ def test_switching_the_model_rebuilds_the_vectors_and_never_mixes_two(tmp_path: 
     with _handle(state, recall="hybrid") as meta:
         _fill(meta)
         meta.recall_agent_memory("lead", query_text=QUESTION)
+    assert DEFAULT_MODEL != "bge-small-en-v1.5-int8"  # the switch below is to another model
     with _vectors(state) as db:
-        assert dict(db.execute("SELECT key, value FROM meta"))["model_id"] == "all-minilm-l6-v2-int8"
+        assert dict(db.execute("SELECT key, value FROM meta"))["model_id"] == DEFAULT_MODEL
         before = dict(db.execute("SELECT doc, v FROM vectors"))
     assert len(before) == 1 + len(FILLER)
     with _handle(state, recall="hybrid", embedding_model="bge-small-en-v1.5-int8") as meta:
@@ -147,7 +149,7 @@ def test_the_indexing_process_embeds_while_what_was_just_written_is_found_lexica
         )
         (realm,) = json.loads(report.stdout)["diagnosis"]["inventory"]
         active = len(FILLER) + 2
-        assert realm["vectors"] == {"model_id": "all-minilm-l6-v2-int8", "embedded": active, "active": active}
+        assert realm["vectors"] == {"model_id": DEFAULT_MODEL, "embedded": active, "active": active}
 
 
 def test_a_recall_that_asks_waits_for_the_vectors_of_everything_written_before_it(tmp_path: Path) -> None:

@@ -13,11 +13,12 @@ from __future__ import annotations
 from .errors import INSTALL_HINT, EmbedderUnavailable
 from .loader import load_embedder
 from .models import DEFAULT_MODEL, MODELS, ModelSpec, PackagedFile
-from .onnx_embedder import OnnxEmbedder
+from .onnx_embedder import BACKGROUND_NICE, OnnxEmbedder
 from .pinning import Locate, installed_path
 from .protocol import Embedder
 
 __all__ = [
+    "BACKGROUND_NICE",
     "DEFAULT_MODEL",
     "INSTALL_HINT",
     "MODELS",

@@ -8,6 +8,7 @@ a byte of it.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 
 from .errors import INSTALL_HINT, EmbedderUnavailable
@@ -15,6 +16,7 @@ from .models import DEFAULT_MODEL, MODELS, ModelSpec
 from .onnx_embedder import OnnxEmbedder
 from .pinning import Locate, installed_path, verified_files
 from .protocol import Embedder
+from .static_embedder import StaticEmbedder
 
 __all__ = ["load_embedder"]
 
@@ -26,6 +28,8 @@ def load_embedder(
     *,
     intra_op_threads: int = 1,
     batch_size: int = 32,
+    parallel: int = 1,
+    parallel_nice: int = 0,
     locate: Locate = installed_path,
 ) -> Embedder:
     """The embedder for ``model``: an id from :data:`MODELS`, or a spec of one's own.
@@ -34,13 +38,15 @@ def load_embedder(
         model: the model id (the key its vectors are stored under) or a :class:`ModelSpec`.
         intra_op_threads: onnxruntime's threads inside one operator (1: one core).
         batch_size: texts run through the graph together (capped by the model's ``max_batch``).
+        parallel: batches of one call run at once, each on a thread of its own.
+        parallel_nice: the CPU niceness those threads run at, at least (0: the caller's).
         locate: where a packaged file is installed; the default asks ``importlib.metadata``.
 
     Raises:
         EmbedderUnavailable: the model is unknown (``unknown_model``), the extra is not installed
             (``not_installed``), a file fails its pin (``hash_mismatch``), or onnxruntime or
             tokenizers cannot load it (``unloadable``).
-        ValueError: ``intra_op_threads`` or ``batch_size`` is below 1.
+        ValueError: ``intra_op_threads``, ``batch_size`` or ``parallel`` is below 1.
     """
     spec = model if isinstance(model, ModelSpec) else _spec(model)
     for name in _RUNTIME:
@@ -55,8 +61,20 @@ def load_embedder(
                 distribution=name,
             ) from exc
     model_file, tokenizer_file = verified_files(spec, locate)
+    if spec.derive == "static_tokens":
+        # Pieces are distilled in batches of equal length: the source runs as it is, batched.
+        source = OnnxEmbedder(
+            dataclasses.replace(spec, derive=None), model_file, tokenizer_file, batch_size=256
+        )
+        return StaticEmbedder(spec, source)
     return OnnxEmbedder(
-        spec, model_file, tokenizer_file, intra_op_threads=intra_op_threads, batch_size=batch_size
+        spec,
+        model_file,
+        tokenizer_file,
+        intra_op_threads=intra_op_threads,
+        batch_size=batch_size,
+        parallel=parallel,
+        parallel_nice=parallel_nice,
     )
 
 

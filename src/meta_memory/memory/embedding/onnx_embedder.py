@@ -5,7 +5,11 @@ here, whatever the file says), cut to the model's window, sorted by length and r
 padded to their longest text, so a batch of short texts is not padded to a long one. The last
 hidden state is pooled as the model was trained (the mean over the attention mask, or the [CLS]
 vector) and L2-normalized. One intra-op thread by default: the indexing process embeds beside
-other work, and a single thread makes every vector bit-for-bit reproducible.
+other work, and a single thread makes every vector bit-for-bit reproducible. With ``parallel`` above
+one, the batches of one call run on that many threads at once (onnxruntime releases the GIL while a
+graph runs): a text's vector is the same either way, and a model that must run one text at a time
+(``max_batch``) still uses the cores. Those threads can run at a lower CPU priority than the caller
+(niceness ``parallel_nice``), so a background embedder yields the cores to request threads.
 
 numpy, onnxruntime and tokenizers (the `semantic` extra) are imported only when a model is loaded,
 so this module imports without them.
@@ -13,11 +17,16 @@ so this module imports without them.
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import EmbedderUnavailable
+from ..priority import BACKGROUND_NICE, lower_this_thread
+from .derive import Derivation, derived_graph
+from .errors import INSTALL_HINT, EmbedderUnavailable
 from .models import ModelSpec
 
 if TYPE_CHECKING:
@@ -25,7 +34,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     from tokenizers import Tokenizer
 
-__all__ = ["OnnxEmbedder"]
+__all__ = ["BACKGROUND_NICE", "OnnxEmbedder"]
 
 _ID_INPUTS = ("input_ids", "attention_mask")
 _OPTIONAL_INPUTS = ("token_type_ids",)
@@ -45,7 +54,7 @@ class OnnxEmbedder:
     Raises:
         EmbedderUnavailable: onnxruntime or tokenizers cannot load the files, or the graph does not
             take the inputs / give the output this embedder feeds and reads (``unloadable``).
-        ValueError: ``intra_op_threads`` or ``batch_size`` is below 1.
+        ValueError: ``intra_op_threads``, ``batch_size`` or ``parallel`` is below 1.
     """
 
     def __init__(
@@ -56,12 +65,20 @@ class OnnxEmbedder:
         *,
         intra_op_threads: int = 1,
         batch_size: int = 32,
+        parallel: int = 1,
+        parallel_nice: int = 0,
     ) -> None:
         if intra_op_threads < 1:
             raise ValueError(f"intra_op_threads must be at least 1, not {intra_op_threads}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
+        if parallel < 1:
+            raise ValueError(f"parallel must be at least 1, not {parallel}")
         self.spec = spec
+        self.parallel = parallel
+        self._parallel_nice = parallel_nice
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
         self.batch_size = min(batch_size, spec.max_batch) if spec.max_batch is not None else batch_size
         self._max_chars = spec.window * _CHARS_PER_TOKEN
         self._tokenizer, self._pad_id = _load_tokenizer(spec, tokenizer_file)
@@ -116,10 +133,26 @@ class OnnxEmbedder:
         ids = self._tokenize(texts, prefix)
         # Sorted by length, so each batch is padded to a length close to each of its texts'.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            out[rows] = self._run([ids[i] for i in rows])
+        batches = [order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)]
+        if len(batches) == 1 or self.parallel == 1:
+            for rows in batches:
+                out[rows] = self._run([ids[i] for i in rows])
+            return out
+        runs = self._threads().map(lambda rows: self._run([ids[i] for i in rows]), batches)
+        for rows, vectors in zip(batches, runs, strict=True):
+            out[rows] = vectors
         return out
+
+    def _threads(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    self.parallel,
+                    thread_name_prefix="meta-embed",
+                    initializer=lower_this_thread,
+                    initargs=(self._parallel_nice,),
+                )
+            return self._pool
 
     def _run(self, batch: list[list[int]]) -> npt.NDArray[np.float32]:
         import numpy as np
@@ -189,9 +222,26 @@ def _load_tokenizer(spec: ModelSpec, path: Path) -> tuple[Tokenizer, int]:
     return tokenizer, pad_id
 
 
+@functools.lru_cache(maxsize=2)
+def _derived(path: Path, derivation: Derivation) -> bytes:
+    """The derived graph, once per process and file (a process loads its model once, tests many times)."""
+    return derived_graph(path, derivation)
+
+
 def _load_session(spec: ModelSpec, path: Path, intra_op_threads: int) -> tuple[Any, frozenset[str]]:
     import onnxruntime as ort  # type: ignore[import-untyped]  # onnxruntime ships no type information
 
+    if spec.derive == "dynamic_int8":
+        try:
+            import onnx  # noqa: F401  # the quantizer reads and writes graphs with it
+        except ImportError as exc:
+            raise EmbedderUnavailable(
+                spec.model_id,
+                "not_installed",
+                f"embedding model {spec.model_id!r} needs onnx, which is not installed; "
+                f"install it with: {INSTALL_HINT}",
+                distribution="onnx",
+            ) from exc
     try:
         options = ort.SessionOptions()
         options.intra_op_num_threads = intra_op_threads
@@ -199,7 +249,8 @@ def _load_session(spec: ModelSpec, path: Path, intra_op_threads: int) -> tuple[A
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3  # errors only: its warnings are about graph rewrites, not ours
-        session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+        graph: str | bytes = _derived(path, spec.derive) if spec.derive == "dynamic_int8" else str(path)
+        session = ort.InferenceSession(graph, sess_options=options, providers=["CPUExecutionProvider"])
         inputs = frozenset(str(i.name) for i in session.get_inputs())
         outputs = {str(o.name): o.shape for o in session.get_outputs()}
     except Exception as exc:

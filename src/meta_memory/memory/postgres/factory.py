@@ -69,7 +69,13 @@ class PostgresBackend:
     def realm_stores(
         self, config: MetaConfig, root: Path, *, serving: bool, embedder: Embedder | None = None
     ) -> PostgresStoreFactory:
-        return PostgresStoreFactory(self.pool, self.schema, clock=self._clock, embedder=embedder)
+        return PostgresStoreFactory(
+            self.pool,
+            self.schema,
+            clock=self._clock,
+            embedder=embedder,
+            ann_min=config.agent_memory.ann_min_vectors,
+        )
 
     def event_log(self) -> PostgresEventLog:
         return PostgresEventLog(self.pool, self.dsn, self.schema)
@@ -96,8 +102,10 @@ class PostgresStoreFactory:
         *,
         clock: Clock,
         embedder: Embedder | None = None,
+        ann_min: int | None = None,
     ) -> None:
         self.pool = pool
+        self.ann_min = ann_min
         self.schema = schema
         self._clock = clock
         self._stores: dict[str, PostgresRealmStore] = {}
@@ -122,7 +130,9 @@ class PostgresStoreFactory:
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
             raise unavailable(exc, "open realm") from exc
         vectors = (
-            RealmVectors(realm, self.embedder.model_id, self.embedder.dim, self.embedding)
+            RealmVectors(
+                realm, self.embedder.model_id, self.embedder.dim, self.embedding, ann_min=self.ann_min
+            )
             if self.embedder is not None
             else None
         )

@@ -29,10 +29,8 @@ doc; rows past the cached mark are appended, a new generation reloads the scope.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Collection
@@ -42,7 +40,8 @@ import psycopg
 import psycopg_pool
 
 from ...clock import Clock
-from ..recall.neighbours import ScopeVectors, extended, nearest, record_text
+from ..priority import BACKGROUND_NICE, lower_this_thread
+from ..recall.neighbours import ScopeVectors, extended, nearest, record_text, vector_bytes
 from .connect import lock_key
 
 if TYPE_CHECKING:
@@ -58,7 +57,7 @@ CHUNK = 64  # records a worker looks at per step (and per hold of a realm's embe
 SWEEP_GAP_S = 300.0
 OTHER_MODEL_KEEP_MS = 7 * 24 * 3600 * 1000
 NUDGE_GAP_S = 1.0  # a read that finds the vectors behind nudges the worker at most this often
-NICE = 10  # the worker thread's CPU priority, below the request threads'
+NICE = BACKGROUND_NICE  # the worker thread's CPU priority, below the request threads'
 
 
 def embedding_lock_key(schema: str, realm: str, model_id: str) -> int:
@@ -93,8 +92,17 @@ def read_mark(conn: psycopg.Connection, realm: str, model_id: str) -> VectorMark
 class RealmVectors:
     """One realm's vectors of one model as a gateway reads them, each scope's matrix cached."""
 
-    def __init__(self, realm: str, model_id: str, dim: int, worker: EmbeddingWorker | None) -> None:
+    def __init__(
+        self,
+        realm: str,
+        model_id: str,
+        dim: int,
+        worker: EmbeddingWorker | None,
+        *,
+        ann_min: int | None = None,
+    ) -> None:
         self.realm = realm
+        self.ann_min = ann_min
         self.model_id = model_id
         self.dim = dim
         self._worker = worker
@@ -137,11 +145,18 @@ class RealmVectors:
             "AND doc > %s AND doc <= %s ORDER BY doc",
             (self.realm, self.model_id, scope_id, since, mark.upto),
         ).fetchall()
-        out = extended(cached, rows, self.dim, key)
+        out = extended(cached, rows, self.dim, key, ann_min=self.ann_min)
         with self._lock:
             current = self._cache.get(scope_id)
-            if current is None or current.mark <= key:
+            if current is not None and current.mark == key:
+                return current  # another request read the same meanwhile: one copy, one graph
+            if current is None or current.mark < key:
+                if current is not None and current.ann is not None and current.mark[0] == key[0]:
+                    # Same vectors, more of them: the graph built so far goes on (catching up).
+                    out = ScopeVectors(out.docs, out.matrix, out.mark, current.ann)
                 self._cache[scope_id] = out
+                if out.ann is not None:  # the copy kept builds the graph, once
+                    out.ann.start(out.docs, out.matrix)
         return out
 
 
@@ -181,8 +196,7 @@ class EmbeddingWorker:
             thread.join(timeout=30)
 
     def _run(self) -> None:
-        with contextlib.suppress(OSError):  # a lower priority for this thread only (Linux: per thread)
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
+        lower_this_thread(NICE)
         while True:
             with self._cond:
                 while not self._wanted and not self._closed:
@@ -251,7 +265,7 @@ class EmbeddingWorker:
                         "INSERT INTO record_vectors (model_id, doc, realm, scope_id, v) "
                         "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (model_id, doc) DO NOTHING",
                         [
-                            (model_id, r[0], realm, r[1], vectors[i].astype(np.float32).tobytes())
+                            (model_id, r[0], realm, r[1], vector_bytes(vectors[i]))
                             for i, r in enumerate(active)
                         ],
                     )

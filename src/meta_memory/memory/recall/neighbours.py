@@ -1,25 +1,32 @@
-"""Exact nearest neighbours by embedding over one scope's vectors, whichever store keeps them.
+"""Nearest neighbours by embedding over one scope's vectors, whichever store keeps them.
 
-A store hands recall a scope's vectors as one contiguous float32 matrix (rows L2-normalized, so a
-dot product is the cosine) with the doc of each row; a query is one matrix-vector product and a
-partial sort. Exact search costs about 0.7 ms per 10,000 vectors of 384 dimensions on one core
-here, against about 7 ms for embedding the query: it stays inside a turn's recall budget up to
-about 100,000 vectors per scope, where the product costs what the embedding does; past that an
-approximate index (HNSW, as sqlite-vec or pgvector keep it) would take over.
+A store keeps each vector as :func:`vector_bytes` makes it: int8 components with one float32 scale
+per vector (``dim + 4`` bytes, a quarter of float32; the development sets' recall@10 moves by 0.1
+point on average, benchmarks/recall_quality/hybrid.py against its ``--float32``). A store hands
+recall a scope's vectors as one contiguous float32 matrix decoded from those bytes (rows
+L2-normalized again, so a dot product is the cosine) with the doc of each row. Vectors a store
+wrote as plain float32 (``4 * dim`` bytes) still decode.
+
+A query is one matrix-vector product and a partial sort: about 0.7 ms per 10,000 vectors of 384
+dimensions on one core here. A scope large enough for that to cost more than the lexical ranking is
+searched through a graph index instead (ann.py), built in the background from the same matrix.
 
 :func:`record_text` is what a record is embedded as, on every backend.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .ann import ScopeAnn, ann_available
+
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["ScopeVectors", "extended", "nearest", "record_text"]
+__all__ = ["ScopeVectors", "decode_vectors", "extended", "nearest", "record_text", "vector_bytes"]
 
 
 def record_text(title: str, body: str, tags: Sequence[str]) -> str:
@@ -27,6 +34,53 @@ def record_text(title: str, body: str, tags: Sequence[str]) -> str:
     benchmark chose on its tuning sets (benchmarks/recall_quality/hybrid.py)."""
     text = f"{title}: {body}"
     return f"{text} ({', '.join(tags)})" if tags else text
+
+
+def vector_bytes(vector: np.ndarray) -> bytes:
+    """One vector as stored: its scale (little-endian float32, the largest component's magnitude
+    over 127), then each component over the scale rounded to an int8. A vector with no component
+    of a normal float32's magnitude is stored as zeros (scale 1)."""
+    import numpy as np
+
+    v = np.asarray(vector, dtype=np.float64)
+    peak = float(np.max(np.abs(v))) if v.size else 0.0
+    if peak / 127.0 < float(np.finfo(np.float32).tiny):  # no scale a float32 holds: zeros
+        scale, q = np.float32(1.0), np.zeros(v.shape, dtype=np.int8)
+    else:
+        scale = np.float32(min(peak / 127.0, float(np.finfo(np.float32).max)))
+        q = np.clip(np.rint(v / float(scale)), -127, 127).astype(np.int8)
+    stored: bytes = scale.astype("<f4").tobytes() + q.tobytes()
+    return stored
+
+
+def decode_vectors(blobs: Sequence[bytes], dim: int) -> np.ndarray:
+    """Stored vectors (:func:`vector_bytes`, or plain float32) as one float32 matrix, rows L2-normalized.
+
+    Raises:
+        ValueError: a blob is neither ``dim + 4`` nor ``4 * dim`` bytes long.
+    """
+    import numpy as np
+
+    out = np.zeros((len(blobs), dim), dtype=np.float32)
+    compact = [i for i, b in enumerate(blobs) if len(b) == dim + 4]
+    if compact:
+        packed = np.frombuffer(
+            b"".join(bytes(blobs[i]) for i in compact), dtype=np.dtype([("s", "<f4"), ("q", "i1", (dim,))])
+        )
+        # A row's direction is its int8 components' (the scale only restores its length, and the
+        # rows are normalized below), so the scale is not read: no overflow, whatever it is.
+        out[compact] = packed["q"].astype(np.float32)
+    if len(compact) < len(blobs):
+        plain = [i for i, b in enumerate(blobs) if len(b) != dim + 4]
+        bad = [i for i in plain if len(blobs[i]) != 4 * dim]
+        if bad:
+            raise ValueError(f"a stored vector is {len(blobs[bad[0]])} bytes, not {dim + 4} or {4 * dim}")
+        rows = np.frombuffer(b"".join(bytes(blobs[i]) for i in plain), dtype="<f4").reshape(len(plain), dim)
+        peaks = np.max(np.abs(rows), axis=1, keepdims=True)  # scaled first: a norm could overflow
+        out[plain] = rows / np.where(peaks > 0, peaks, np.float32(1))
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    out /= np.maximum(norms, np.float32(1e-12))
+    return out
 
 
 @dataclass(frozen=True)
@@ -37,24 +91,33 @@ class ScopeVectors:
     docs: np.ndarray  # int64, ascending
     matrix: np.ndarray  # float32 (n, dim), rows L2-normalized
     mark: tuple[int, ...]
+    ann: ScopeAnn | None = None  # the scope's graph index, once it is large (ann.py)
 
 
 def extended(
-    cached: ScopeVectors | None, rows: Sequence[tuple[int, bytes]], dim: int, mark: tuple[int, ...]
+    cached: ScopeVectors | None,
+    rows: Sequence[tuple[int, bytes]],
+    dim: int,
+    mark: tuple[int, ...],
+    *,
+    ann_min: int | None = None,
 ) -> ScopeVectors:
-    """``cached`` (or nothing) with ``rows`` (doc, float32 bytes), docs past its own, appended."""
+    """``cached`` (or nothing) with ``rows`` (doc, stored vector), docs past its own, appended; a
+    scope of at least ``ann_min`` vectors gets a graph index (``None``: never), which the store
+    starts building (:meth:`ScopeAnn.start`) once this copy is the one it keeps."""
     import numpy as np
 
     docs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    fresh = (
-        np.frombuffer(b"".join(bytes(r[1]) for r in rows), dtype=np.float32).reshape(len(rows), dim)
-        if rows
-        else np.zeros((0, dim), dtype=np.float32)
-    )
+    fresh = decode_vectors([r[1] for r in rows], dim)
+    ann = None
     if cached is not None:
-        docs = np.concatenate([cached.docs, docs])
-        fresh = np.concatenate([cached.matrix, fresh])
-    return ScopeVectors(docs, np.ascontiguousarray(fresh), mark)
+        docs = np.concatenate([cached.docs, docs]) if len(docs) else cached.docs
+        fresh = np.concatenate([cached.matrix, fresh]) if len(fresh) else cached.matrix
+        ann = cached.ann
+    out = ScopeVectors(docs, np.ascontiguousarray(fresh), mark, ann)
+    if ann is None and ann_min is not None and len(docs) >= ann_min and ann_available():
+        out = ScopeVectors(out.docs, out.matrix, mark, ScopeAnn(dim))
+    return out
 
 
 def nearest(
@@ -65,15 +128,27 @@ def nearest(
 
     if not len(vectors.docs) or limit <= 0:
         return []
+    docs, matrix = vectors.docs, vectors.matrix
+    if allowed is not None:
+        # Only these docs' rows (docs ascend): exact, at the cost of the filter's size.
+        wanted = np.unique(np.fromiter(allowed, dtype=np.int64))
+        rows = np.searchsorted(docs, wanted)
+        inside = rows < len(docs)
+        rows, wanted = rows[inside], wanted[inside]
+        rows = rows[docs[rows] == wanted]
+        docs, matrix = docs[rows], matrix[rows]
+        if not len(docs):
+            return []
+    elif vectors.ann is not None:
+        found = vectors.ann.nearest(docs, matrix, query, limit)
+        if found is not None:
+            return [(doc, score) for doc, score in found if math.isfinite(score)]
     # einsum's own loop, not BLAS: OpenBLAS's threads spin after each call and, on a gateway whose
     # cores are busy (the query's embedding, the database, the request threads), a multithreaded
     # product for one query took 5 ms instead of 0.2 (benchmarks/hybrid.py, hybrid p50 28 ms
     # against 13 with BLAS held to one thread). Single-threaded, it is 0.7 ms for 10,000 vectors.
-    scores = np.einsum("ij,j->i", vectors.matrix, query.astype(np.float32))
-    if allowed is not None:
-        mask = np.isin(vectors.docs, np.fromiter(allowed, dtype=np.int64))
-        scores = np.where(mask, scores, -np.inf)
+    scores = np.einsum("ij,j->i", matrix, query.astype(np.float32))
     k = min(limit, len(scores))
     top = np.argpartition(-scores, k - 1)[:k]
-    top = top[np.lexsort((vectors.docs[top], -scores[top]))]
-    return [(int(vectors.docs[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]
+    top = top[np.lexsort((docs[top], -scores[top]))]
+    return [(int(docs[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]

@@ -23,7 +23,7 @@ from pathlib import Path
 from ...storage.layout import StateLayout
 from ..upkeep import UpkeepWorker
 
-__all__ = ["Checkpointer", "configure_writer"]
+__all__ = ["WAL_KEEP_BYTES", "Checkpointer", "configure_writer", "truncate_wal"]
 
 _log = logging.getLogger(__name__)
 
@@ -33,26 +33,47 @@ NUDGE_EVERY = 64
 # The writer checkpoints inline after this many transactions without a completed background
 # checkpoint (the thread died or is starved).
 INLINE_AFTER = 4096
-# The WAL's bound in bytes: the writer's connection sets it as its ``journal_size_limit``, so a
-# restarted WAL is cut back to it, and a WAL file longer than it is a WAL that has not restarted
-# since it passed the bound; the writer looks every WAL_CHECK_EVERY transactions (a stat of the
-# file: 17-27 us at the median here between writes, though 4.5 us in a loop of its own).
+# The WAL's bound in bytes: a WAL file longer than it is a WAL that has not restarted since it
+# passed the bound; the writer looks every WAL_CHECK_EVERY transactions (a stat of the file: 17-27
+# us at the median here between writes, though 4.5 us in a loop of its own).
 WAL_LIMIT_BYTES = 32 << 20
+# What a restarted WAL is cut back to (the writer's ``journal_size_limit``): the WAL restarts every
+# few hundred writes once checkpoints keep up, so a WAL kept at WAL_LIMIT_BYTES was most of a
+# 20,000-record realm's bytes on disk (1,700 a record, benchmarks/hybrid.py).
+WAL_KEEP_BYTES = 4 << 20
 WAL_CHECK_EVERY = 32
 # How long the writer's RESTART checkpoint waits for readers to leave the WAL (a reader in
 # another process preempted mid-read on a loaded machine). When they do not, the writer tries
 # again after RETRY_FIRST transactions, then twice as many each time up to RETRY_MOST, so a reader
 # that holds a snapshot for long costs a write 50 ms only that rarely.
 RESTART_WAIT_MS = 50
+# Seconds without a write after which the upkeep thread truncates the WAL, and the longest it
+# waits before trying again when a reader was in the way.
+QUIET_S = 2.0
+QUIET_MOST_S = 60.0
 RETRY_FIRST = 8
 RETRY_MOST = 1024
 
 
+def truncate_wal(db: sqlite3.Connection, busy_timeout_ms: int) -> bool:
+    """Checkpoint ``db``'s WAL and cut it to nothing, if nobody is in the way: busy timeout 0 while
+    it runs, so a reader or a writer makes it give up at once (and ``busy_timeout_ms`` after).
+    Whether it did."""
+    db.execute("PRAGMA busy_timeout = 0")
+    try:
+        row = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    except sqlite3.OperationalError:  # locked: the writer was in the way
+        return False
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    return row is not None and row[0] == 0
+
+
 def configure_writer(writer: sqlite3.Connection) -> None:
     """Set up the writer's connection for this module: no checkpoint inside a commit, and a
-    restarted WAL cut back to WAL_LIMIT_BYTES."""
+    restarted WAL cut back to WAL_KEEP_BYTES."""
     writer.execute("PRAGMA wal_autocheckpoint = 0")
-    writer.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
+    writer.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
 
 
 class Checkpointer:
@@ -72,11 +93,19 @@ class Checkpointer:
         self._since_done = 0
         self._until_check = WAL_CHECK_EVERY
         self._retry_gap = RETRY_FIRST
+        self._written = 0  # write transactions counted (read on the upkeep thread: a plain int)
+        self._written_at_look = 0
+        self._looking = False  # a quiet look is scheduled
+        self._quiet_gap = QUIET_S
 
     def nudge(self, writer: sqlite3.Connection) -> None:
         """Count one committed write transaction of ``writer`` (called under the writer's lock)."""
         self._since_nudge += 1
         self._since_done += 1
+        self._written += 1
+        if not self._looking:  # the first write since the last quiet look: look after it
+            self._looking = True
+            self._worker.schedule(self, QUIET_S)
         if self._since_nudge >= NUDGE_EVERY:
             self._since_nudge = 0
             self._worker.schedule(self)
@@ -93,14 +122,17 @@ class Checkpointer:
             _log.warning("inline checkpoint of %s failed: %s", self._path, exc)
 
     def _wal_too_long(self) -> bool:
+        return self._wal_longer_than(WAL_LIMIT_BYTES)
+
+    def _wal_longer_than(self, size: int) -> bool:
         try:
-            return self._wal.stat().st_size > WAL_LIMIT_BYTES
+            return self._wal.stat().st_size > size
         except FileNotFoundError:
             return False
 
     def _restart(self, writer: sqlite3.Connection) -> None:
         """Checkpoint the whole WAL and wait (briefly) for readers to leave it, so the writer's
-        next write restarts it from its start, cut back to WAL_LIMIT_BYTES.
+        next write restarts it from its start, cut back to WAL_KEEP_BYTES.
 
         The background checkpoints run beside the writer, so with another process reading the
         file often (the indexing process) the moment SQLite needs to restart the WAL (every
@@ -136,8 +168,32 @@ class Checkpointer:
                 self._db.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
             self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
             self._since_done = 0
+            self._when_quiet()
         except sqlite3.Error as exc:  # pragma: no cover - I/O faults; the writer's bound remains
             _log.warning("checkpoint of %s failed: %s", self._path, exc)
+
+    def _when_quiet(self) -> None:
+        """After a burst, cut the WAL back to nothing: a WAL only shrinks when a writer restarts it,
+        so the one a burst left (up to WAL_LIMIT_BYTES) stayed on disk while the realm was idle.
+        Once no write came for QUIET_S, one ``TRUNCATE`` checkpoint that waits for nobody (busy
+        timeout 0: a reader or the writer in the way makes it give up; it is tried again later,
+        twice as long after each miss up to QUIET_MOST_S); until then, look again every QUIET_S.
+        The first write after a look schedules the next, so a burst of any size is followed by one."""
+        assert self._db is not None
+        self._looking = False  # before reading the count: a write from now on schedules a look
+        if self._written != self._written_at_look:
+            self._written_at_look = self._written
+            self._looking = True
+            self._worker.schedule(self, QUIET_S)
+            return
+        if not self._wal_longer_than(0):
+            return
+        if truncate_wal(self._db, self._busy_timeout_ms):
+            self._quiet_gap = QUIET_S
+        else:  # a reader or the writer was in the way
+            self._looking = True
+            self._worker.schedule(self, self._quiet_gap)
+            self._quiet_gap = min(self._quiet_gap * 2, QUIET_MOST_S)
 
     def close(self) -> None:
         """Stop checkpointing (the last connection's close checkpoints the rest)."""

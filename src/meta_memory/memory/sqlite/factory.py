@@ -59,7 +59,7 @@ class SqliteStoreFactory:
         self.vectors: VectorSpec | None = None
         if config.recall == "hybrid":
             spec = MODELS[config.embedding_model]
-            self.vectors = VectorSpec(spec.model_id, spec.dim)
+            self.vectors = VectorSpec(spec.model_id, spec.dim, config.ann_min_vectors)
 
     def open_realm(self, realm: str) -> SqliteRealmStore:
         with self._lock:

@@ -179,6 +179,7 @@ class _Realm:
         self.db.execute("PRAGMA busy_timeout = 5000")
         self.index = RecallIndexFile(StateLayout.recall_index_path(path))
         self.pacer = MergePacer(MERGE_CHUNK)
+        self.merged = False  # its fresh tier was just merged away: its WALs are to be cut back
         row = self.db.execute("SELECT value FROM store_meta WHERE key = 'realm_uid'").fetchone()
         meta = self.index.meta()
         # The gateway verifies (and if need be resets) the index file when it opens the realm;
@@ -207,6 +208,18 @@ class _Realm:
             return False
         return self.vectors.behind(self.db)
 
+    def trim_wals(self) -> bool:
+        """Cut the index file's and the vector file's WALs to nothing (an idle realm's); whether
+        both were (a reader in the way makes it give up at once), or there is no point trying again."""
+        try:
+            trimmed = self.index.truncate_wal()
+            if self.vectors is not None:
+                trimmed = self.vectors.truncate_wal() and trimmed
+        except (sqlite3.Error, OSError) as exc:  # the next merge tries again
+            _log.warning("cutting back the WALs of %s failed: %s", self.path, exc)
+            return True
+        return trimmed
+
     def close(self) -> None:
         self.index.close()
         if self.vectors is not None:
@@ -224,7 +237,8 @@ def _embedder(model_id: str) -> Any:
         from ..embedding import load_embedder
 
         try:
-            _embedders[model_id] = load_embedder(model_id)
+            # Every core: this process runs below the gateway's priority (NICE), so requests come first.
+            _embedders[model_id] = load_embedder(model_id, parallel=os.cpu_count() or 1)
         except MetaError as exc:
             _log.warning("cannot embed with %s: %s", model_id, exc.message)
             _embedders[model_id] = None
@@ -238,12 +252,13 @@ def _serve(fd: int) -> None:
     unmerged: dict[str, None] = {}  # realm paths whose fresh tier may hold records
     merging = False  # no nudge came for MERGE_QUIET_S: merge fresh records until one does
     wanted: dict[str, None] = {}  # realm paths whose readers asked for a merge: merged between nudges
+    untrimmed: dict[str, None] = {}  # idle realm paths whose WALs were not cut back yet (a reader was in)
     buffer = b""
     while True:
         if pending or wanted or (merging and unmerged):
             timeout: float | None = 0
         else:
-            timeout = MERGE_QUIET_S if unmerged else None
+            timeout = MERGE_QUIET_S if unmerged or untrimmed else None
         ready, _, _ = select.select([fd], [], [], timeout)
         if ready:
             merging = False
@@ -260,6 +275,10 @@ def _serve(fd: int) -> None:
                         pending[item] = None
         elif not pending:
             merging = True
+            for path in list(untrimmed):  # a quiet spell: try again what a reader was in the way of
+                realm = realms.get(path)
+                if realm is None or path in unmerged or realm.trim_wals():
+                    del untrimmed[path]
         if pending:
             path = next(iter(pending))
             del pending[path]
@@ -271,6 +290,10 @@ def _serve(fd: int) -> None:
                 del wanted[path]
         elif not pending and merging and unmerged:
             _step(realms, next(iter(unmerged)), pending, unmerged, merge=True, open_realms=open_realms)
+        for path in [p for p in realms if p not in unmerged and p not in untrimmed and realms[p].merged]:
+            realms[path].merged = False
+            if not realms[path].trim_wals():
+                untrimmed[path] = None
     for realm in realms.values():
         realm.close()
 
@@ -299,7 +322,8 @@ def _step(
             return
         if merge:
             if realm.pacer.merge(realm.index)[1]:
-                del unmerged[path]  # the fresh tier is empty
+                del unmerged[path]  # the fresh tier is empty: the realm is idle, its WALs need not stay
+                realm.merged = True
             return
         realm.index.catch_up(realm.db, CHUNK)
         unmerged[path] = None

@@ -41,6 +41,7 @@ from urllib.parse import quote
 from ...errors import StoreCorrupt
 from ...storage.layout import StateLayout
 from ..recall.analyzer import ANALYZER_VERSION, AnalyzedRecord, analyze_record
+from .checkpoint import WAL_KEEP_BYTES, truncate_wal
 
 __all__ = [
     "RecallIndexFile",
@@ -253,6 +254,7 @@ class RecallIndexFile:
             self._db.execute("PRAGMA cache_size = -65536")
             self._db.execute("PRAGMA mmap_size = 1073741824")
             self._db.execute("PRAGMA journal_mode = WAL").fetchone()
+            self._db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
             # Derived data: a commit need not reach the disk before the next one.
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.executescript(_SCHEMA.format(p=""))
@@ -686,6 +688,10 @@ class RecallIndexFile:
                 ).fetchone()
                 out[doc] = [d for d in row if d is not None]
         return out
+
+    def truncate_wal(self) -> bool:
+        """Cut the file's WAL to nothing if nobody is in the way (the indexing process, idle); whether it did."""
+        return truncate_wal(self._db, 5000)
 
     def close(self) -> None:
         self._db.close()

@@ -211,7 +211,9 @@ class SqliteRealmStore:
         if self._vector_spec is not None:
             (realm_uid,) = self._db.execute("SELECT value FROM store_meta WHERE key = 'realm_uid'").fetchone()
             spec = self._vector_spec
-            self._vectors = VectorFile(path, realm_uid=realm_uid, model_id=spec.model_id, dim=spec.dim)
+            self._vectors = VectorFile(
+                path, realm_uid=realm_uid, model_id=spec.model_id, dim=spec.dim, ann_min=spec.ann_min
+            )
 
     def close_files_if_idle(self) -> bool:
         """Close this store's files unless a thread is using it (the budget's closer, on the

@@ -10,8 +10,9 @@ a wrong answer. The file names the realm (``realm_uid``) and the model (``model_
 file of another realm or model is emptied and rebuilt, so vectors of two models never meet in one
 ranking.
 
-Nearest neighbours are exact: a scope's vectors are one contiguous float32 matrix (kept in memory,
-extended as the file grows) and a query is one matrix-vector product.
+A scope's vectors are one contiguous float32 matrix kept in memory, extended as the file grows; a
+query is one matrix-vector product, or a search of the scope's graph index once it holds
+``ann_min`` vectors (recall/neighbours.py, recall/ann.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...storage.layout import StateLayout
-from ..recall.neighbours import ScopeVectors, extended, nearest, record_text
+from ..recall.ann import ANN_MIN_VECTORS
+from ..recall.neighbours import ScopeVectors, extended, nearest, record_text, vector_bytes
+from .checkpoint import WAL_KEEP_BYTES, truncate_wal
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,6 +47,7 @@ class VectorSpec:
 
     model_id: str
     dim: int
+    ann_min: int | None = ANN_MIN_VECTORS  # a scope this large gets a graph index (recall/ann.py)
 
 
 SCHEMA = """
@@ -60,15 +64,19 @@ CREATE INDEX IF NOT EXISTS vectors_by_scope ON vectors (scope_id, doc);
 class VectorFile:
     """The vectors of one realm file, for one model. Thread-safe (one lock)."""
 
-    def __init__(self, realm_path: Path, *, realm_uid: str, model_id: str, dim: int) -> None:
+    def __init__(
+        self, realm_path: Path, *, realm_uid: str, model_id: str, dim: int, ann_min: int | None = None
+    ) -> None:
         self.path = StateLayout.vector_path(realm_path)
         self.model_id = model_id
         self.dim = dim
+        self.ann_min = ann_min
         self._lock = threading.Lock()
         self._cache: dict[int, ScopeVectors] = {}
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA busy_timeout = 5000")
         self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
         self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.executescript(SCHEMA)
         meta = self._meta()
@@ -159,7 +167,7 @@ class VectorFile:
             with self._writing() as db:
                 db.executemany(
                     "INSERT OR REPLACE INTO vectors (doc, scope_id, v) VALUES (?, ?, ?)",
-                    [(r[0], r[1], vectors[i].astype(np.float32).tobytes()) for i, r in enumerate(active)],
+                    [(r[0], r[1], vector_bytes(vectors[i])) for i, r in enumerate(active)],
                 )
                 db.execute("UPDATE meta SET value = ? WHERE key = 'embedded_upto'", (str(rows[-1][0]),))
             return len(rows)
@@ -176,8 +184,10 @@ class VectorFile:
                 "SELECT doc, v FROM vectors WHERE scope_id = ? AND doc > ? AND doc <= ? ORDER BY doc",
                 (scope_id, since, upto),
             ).fetchall()
-            out = extended(cached, rows, self.dim, (upto,))
+            out = extended(cached, rows, self.dim, (upto,), ann_min=self.ann_min)
             self._cache[scope_id] = out
+            if out.ann is not None:
+                out.ann.start(out.docs, out.matrix)  # once: later copies carry the same graph
             return out
 
     def nearest(
@@ -185,6 +195,11 @@ class VectorFile:
     ) -> list[tuple[int, float]]:
         """The ``limit`` docs of the scope nearest ``query`` by cosine (best first), among ``allowed``."""
         return nearest(self.scope(scope_id), query, limit, allowed)
+
+    def truncate_wal(self) -> bool:
+        """Cut the file's WAL to nothing if nobody is in the way (the indexing process, idle); whether it did."""
+        with self._lock:
+            return truncate_wal(self._db, 5000)
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,125 @@
+"""A static embedding distilled from a sentence model: one vector per word piece, averaged.
+
+The sentence model (all-MiniLM-L6-v2 here) is run once on each word piece alone (``[CLS] piece
+[SEP]``, pooled as the model pools) and that vector is the piece's; a text's vector is the mean of
+its pieces' vectors, each weighted by the log of its rank in the vocabulary (the WordPiece
+vocabulary lists pieces by frequency after its reserved and single-character entries, so the
+weight falls with a piece's frequency, as in smooth inverse frequency weighting), L2-normalized. The
+Model2Vec family distils static embeddings the same way; nothing is downloaded, the table is
+derived from the pinned model file.
+
+A piece is distilled the first time a text holds it (a batch of the call's unseen pieces, through
+the source model), and kept for the life of the process: a call costs a tokenization and a
+weighted sum once its pieces are known, tens of microseconds a text. Nothing is written to disk,
+so there is no cache to trust or poison. A piece's vector does not depend on which other pieces
+were distilled with it (the source model runs float activations, batch-invariant), so a text's
+vector is the same whatever was embedded before it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .models import ModelSpec
+from .onnx_embedder import OnnxEmbedder, _texts
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["StaticEmbedder"]
+
+_DISTIL_BATCH = 256  # pieces run through the source model per graph call (all three tokens long)
+
+
+class StaticEmbedder:
+    """An :class:`~meta_memory.memory.embedding.Embedder` of piece vectors distilled from ``source``."""
+
+    def __init__(self, spec: ModelSpec, source: OnnxEmbedder) -> None:
+        import numpy as np
+
+        self.spec = spec
+        self._source = source
+        tokenizer = source._tokenizer
+        self._tokenizer = tokenizer
+        size = tokenizer.get_vocab_size()
+        self._table = np.zeros((size, spec.dim), dtype=np.float32)
+        self._known = np.zeros(size, dtype=bool)
+        self._weights = np.log1p(np.arange(1, size + 1, dtype=np.float64)).astype(np.float32)
+        specials = [tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", "[UNK]")]
+        if None in specials:
+            raise source._failed("loading", ValueError("the tokenizer lacks [CLS], [SEP] or [UNK]"))
+        self._cls, self._sep, self._unk = (int(i) for i in specials if i is not None)
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        return self.spec.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.spec.dim
+
+    @property
+    def max_tokens(self) -> int:
+        return self.spec.window
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return self._embed(_texts(texts))
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return self._embed(_texts(texts))
+
+    def embed_documents(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return self._embed(_texts(texts))
+
+    @property
+    def pieces_known(self) -> int:
+        """Word pieces distilled so far in this process."""
+        return int(self._known.sum())
+
+    def __repr__(self) -> str:
+        return f"StaticEmbedder({self.model_id!r}, dim={self.dim})"
+
+    def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        ids = self._pieces(texts)
+        flat = np.fromiter((i for row in ids for i in row), dtype=np.int64)
+        self._distil(flat)
+        lengths = np.fromiter((len(row) for row in ids), dtype=np.int64, count=len(ids))
+        if len(flat):
+            weighted = self._table[flat] * self._weights[flat, None]
+            starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+            present = lengths > 0
+            out[present] = np.add.reduceat(weighted, starts[present], axis=0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        result: npt.NDArray[np.float32] = out / np.maximum(norms, np.float32(1e-12))
+        return result
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """The token ids the source model reads for each text, [CLS] and [SEP] included, after
+        truncation: the pieces between them are the ones averaged."""
+        return self._source.token_ids(texts)
+
+    def _pieces(self, texts: list[str]) -> list[list[int]]:
+        """Each text's word pieces: the source's window, without [CLS] / [SEP]. A text of no
+        pieces (empty, whitespace) is embedded as the one piece [UNK]."""
+        return [ids[1:-1] or [self._unk] for ids in self._source._tokenize(texts, "")]
+
+    def _distil(self, ids: np.ndarray) -> None:
+        """Run the source model on each piece of ``ids`` not distilled yet."""
+        import numpy as np
+
+        with self._lock:
+            unseen = np.unique(ids[~self._known[ids]]) if len(ids) else ids
+            for start in range(0, len(unseen), _DISTIL_BATCH):
+                chunk = unseen[start : start + _DISTIL_BATCH]
+                vectors = self._source._run([[self._cls, int(i), self._sep] for i in chunk])
+                self._table[chunk] = vectors
+                self._known[chunk] = True
