@@ -55,6 +55,7 @@ from meta_memory.storage.layout import StateLayout
 console = Console()
 IDENTITY = "agent:bench"
 MODEL = DEFAULT_MODEL  # --model
+SETTLE_S = 15.0  # after a runtime opens, before its recalls are timed
 
 
 def stored(dsn: str | None) -> dict[str, Any]:
@@ -171,6 +172,7 @@ def bench_recall(state: Path, n: int, dsn: str | None = None) -> tuple[list[floa
         )
         memory = runtime.agent_memory
         assert memory is not None
+        time.sleep(SETTLE_S)  # the indexing process's start (a model load, a merge) is not the query's
         for text in texts[:30]:  # warm the caches (the scope's vector matrix, the index pages)
             memory.recall(
                 parse_recall(
@@ -233,12 +235,25 @@ def _remember(n: int, recall: str, dsn: str | None) -> Remembered:
                 time.sleep(0.02)
             searchable = time.perf_counter() - acknowledged
         size = None
-        if dsn is None:  # idle: the WALs are cut back once no write came for a while (checkpoint.py)
-            time.sleep(QUIET_S + 3)
+        if dsn is None:  # idle: merged, embedded, the WALs cut back (checkpoint.py), sizes still
             folder = Path(tmp) / "state" / "agent-memory"
-            size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file()) / n
+            size = _settled_size(folder) / n
         gateway.close()
         return Remembered(rate, searchable, size)
+
+
+def _settled_size(folder: Path) -> int:
+    """The folder's bytes once no file in it changed size for QUIET_S + 5 s (at most 5 minutes)."""
+    deadline = time.monotonic() + 300
+    last, since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        size = sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+        if size != last:
+            last, since = size, time.monotonic()
+        elif time.monotonic() - since >= QUIET_S + 5:
+            break
+        time.sleep(0.5)
+    return last
 
 
 def measure(args: argparse.Namespace, dsn: str | None) -> None:

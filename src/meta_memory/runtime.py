@@ -51,12 +51,13 @@ def recall_provider(config: AgentMemoryConfig) -> RecallProvider | None:
     """
     if config.recall != "hybrid":
         return None
-    from .memory.embedding import BACKGROUND_NICE, load_embedder
+    from .memory.embedding import load_embedder
+    from .memory.priority import BACKGROUND_NICE
     from .memory.recall.hybrid import HybridRecallProvider
 
     # Queries embed one text each, on the caller's thread. Records embedded in this process (the
-    # PostgreSQL store's embedding thread, a library's inline catch-up) run on every core, below the
-    # request threads' priority.
+    # PostgreSQL store's embedding thread, a library's inline catch-up, which a read waits for) run
+    # on every core, below the request threads' priority but not at the idle one.
     embedder = load_embedder(
         config.embedding_model, parallel=os.cpu_count() or 1, parallel_nice=BACKGROUND_NICE
     )

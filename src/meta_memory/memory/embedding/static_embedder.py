@@ -9,8 +9,9 @@ Model2Vec family distils static embeddings the same way; nothing is downloaded, 
 derived from the pinned model file.
 
 A piece is distilled the first time a text holds it (a batch of the call's unseen pieces, through
-the source model), and kept for the life of the process: a call costs a tokenization and a
-weighted sum once its pieces are known, tens of microseconds a text. Nothing is written to disk,
+the source model), and kept for the life of the process; a thread at the idle CPU priority
+distils the rest of the vocabulary after load (about half a minute of one core), so a call soon
+costs only a tokenization and a weighted sum, tens of microseconds a text. Nothing is written to disk,
 so there is no cache to trust or poison. A piece's vector does not depend on which other pieces
 were distilled with it (the source model runs float activations, batch-invariant), so a text's
 vector is the same whatever was embedded before it.
@@ -19,9 +20,11 @@ vector is the same whatever was embedded before it.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..priority import IDLE_NICE, lower_this_thread, start_background, stopping
 from .models import ModelSpec
 from .onnx_embedder import OnnxEmbedder, _texts
 
@@ -53,6 +56,8 @@ class StaticEmbedder:
             raise source._failed("loading", ValueError("the tokenizer lacks [CLS], [SEP] or [UNK]"))
         self._cls, self._sep, self._unk = (int(i) for i in specials if i is not None)
         self._lock = threading.Lock()
+        me = weakref.ref(self)
+        start_background(lambda: _distil_vocabulary(me), "meta-static-distil")
 
     @property
     def model_id(self) -> str:
@@ -113,13 +118,37 @@ class StaticEmbedder:
         return [ids[1:-1] or [self._unk] for ids in self._source._tokenize(texts, "")]
 
     def _distil(self, ids: np.ndarray) -> None:
-        """Run the source model on each piece of ``ids`` not distilled yet."""
+        """Run the source model on each piece of ``ids`` not distilled yet. The model runs outside
+        the lock (two threads may distil one piece, to the same vector), so a call never waits on
+        the idle-priority thread distilling the vocabulary."""
         import numpy as np
 
-        with self._lock:
-            unseen = np.unique(ids[~self._known[ids]]) if len(ids) else ids
-            for start in range(0, len(unseen), _DISTIL_BATCH):
-                chunk = unseen[start : start + _DISTIL_BATCH]
-                vectors = self._source._run([[self._cls, int(i), self._sep] for i in chunk])
+        unseen = np.unique(ids[~self._known[ids]]) if len(ids) else ids
+        for start in range(0, len(unseen), _DISTIL_BATCH):
+            chunk = unseen[start : start + _DISTIL_BATCH]
+            vectors = self._source._run([[self._cls, int(i), self._sep] for i in chunk])
+            with self._lock:  # the row before the flag: a piece marked known has its vector
                 self._table[chunk] = vectors
                 self._known[chunk] = True
+
+
+def _distil_vocabulary(ref: weakref.ref[StaticEmbedder]) -> None:
+    """Distil every piece not distilled yet, a batch at a time at the idle priority; stops when the
+    embedder is gone or its source fails (a text's call distils its own pieces either way)."""
+    import numpy as np
+
+    lower_this_thread(IDLE_NICE)
+    start = 0
+    while not stopping():
+        embedder = ref()
+        if embedder is None:
+            return
+        size = len(embedder._known)
+        if start >= size:
+            return
+        try:
+            embedder._distil(np.arange(start, min(size, start + _DISTIL_BATCH), dtype=np.int64))
+        except Exception:  # the model failed: calls will report it themselves
+            return
+        start += _DISTIL_BATCH
+        del embedder

@@ -9,9 +9,10 @@ of each process that ranks it; the store's vectors stay the truth, so nothing ab
 or needs a migration, and either backend builds it from the same matrix.
 
 The graph is built on a background thread below request threads' priority, never on a recall:
-until it is ready, the scope is searched exactly. Once built it is extended with each vector the
-store adds (docs only ascend, so what it holds is one high-water mark), and a store that removes
-vectors (PostgreSQL's sweep) hands over a fresh matrix, for which a fresh graph is built. A search
+until it is ready, the scope is searched exactly. The vectors the store adds afterwards are
+searched exactly beside it until there are enough of them for a new graph (:class:`ScopeAnn`),
+and a store that removes vectors (PostgreSQL's sweep) hands over a fresh matrix, for which a
+fresh graph is built. A search
 restricted to some docs (a tag filter) is exact over those docs' rows, whatever the scope's size.
 Measured recall@10 against exact search: benchmarks/ann.py (``docs/benchmarks.md``).
 """
@@ -23,7 +24,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..priority import BACKGROUND_NICE, lower_this_thread
+from ..priority import BACKGROUND_NICE, lower_this_thread, start_background, stopping
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,6 +43,15 @@ records, benchmarks/hybrid.py)."""
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
 EXPANSION_SEARCH = 128
+BUILD_STEP = 20_000  # vectors added to a graph per call while it is built
+# A graph is rebuilt once the vectors added since it was built (searched exactly meanwhile) are
+# this share of it, and at least this many.
+REBUILD_FRACTION = 0.05
+REBUILD_MIN = 1_000
+# Rows checked for reachability after a build (all of a graph this large, a sample beyond), and the
+# share of unreachable ones past which the graph is not used.
+CHECK_ALL = 50_000
+ORPHANS_MAX = 0.05
 
 
 def ann_available() -> bool:
@@ -63,33 +73,41 @@ def _import_usearch() -> Any:
 
 
 class ScopeAnn:
-    """The graph index of one scope's vectors, built in the background. Thread-safe."""
+    """The graph index of one scope's vectors, built in the background. Thread-safe.
+
+    The graph holds the scope's vectors as they were when it was built (docs up to ``built_upto``);
+    the docs added since, the delta, are searched exactly beside it and the two lists merged. A
+    graph is never extended in place: inserting one far-off vector into a graph of near-duplicates
+    (a thousand records of one template) left it unreachable, so a record just written was never
+    found. Once the delta passes REBUILD_FRACTION of the graph (and REBUILD_MIN vectors), a new
+    graph of everything is built in the background and replaces the old one when done. A build
+    can leave vectors unreachable too: after one, each vector is searched for (:func:`_unreachable`)
+    and those the graph does not find are searched exactly beside it, like the delta."""
 
     def __init__(self, dim: int, *, background_nice: int = BACKGROUND_NICE) -> None:
         self.dim = dim
         self._nice = background_nice
         self._lock = threading.Lock()
-        self._index: object | None = None  # a usearch Index once built
-        self._upto = -1  # the largest doc the graph holds
+        # (usearch Index, built_upto, size, the rows the graph cannot reach: searched exactly)
+        self._graph: tuple[object, int, int, np.ndarray] | None = None
         self._building = False
         self.failed = False
 
     @property
     def ready(self) -> bool:
-        return self._index is not None
+        return self._graph is not None
 
     def start(self, docs: np.ndarray, matrix: np.ndarray) -> None:
         """Build the graph of ``docs`` / ``matrix`` (ascending docs, unit rows) on a thread of its
-        own, unless a build ran or is running."""
+        own, unless one is being built (or was, and failed); a built graph is replaced when done."""
         with self._lock:
-            if self._building or self._index is not None or self.failed:
+            if self._building or self.failed:
                 return
             self._building = True
-        thread = threading.Thread(target=self._build, args=(docs, matrix), name="meta-ann-build", daemon=True)
-        thread.start()
+        start_background(lambda: self._build(docs, matrix), "meta-ann-build")
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the graph is built (tests, benchmarks); whether it is."""
+        """Wait until a graph is built (tests, benchmarks); whether one is."""
         import time
 
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -102,24 +120,29 @@ class ScopeAnn:
     def nearest(
         self, docs: np.ndarray, matrix: np.ndarray, query: np.ndarray, limit: int
     ) -> list[tuple[int, float]] | None:
-        """The ``limit`` docs nearest ``query`` by cosine, best first; ``None`` while the graph is
-        not built (the caller searches exactly). Rows of ``docs`` past the graph's are added first."""
+        """The ``limit`` docs nearest ``query`` by cosine, best first; ``None`` while no graph is
+        built (the caller searches exactly). The graph answers for the docs it holds, an exact
+        product for the rows of ``docs`` past them."""
         import numpy as np
 
-        index = self._index
-        if index is None:
+        graph = self._graph
+        if graph is None:
             return None
-        if len(docs) and int(docs[-1]) > self._upto:
-            with self._lock:
-                start = int(np.searchsorted(docs, self._upto, side="right"))
-                if start < len(docs):
-                    index.add(docs[start:], matrix[start:], threads=1)  # type: ignore[attr-defined]
-                    self._upto = int(docs[-1])
-        found = index.search(  # type: ignore[attr-defined]
-            query.astype(np.float32), limit, exact=False, threads=1
-        )
-        keys, distances = found.keys, found.distances
-        return [(int(k), float(1.0 - d)) for k, d in zip(keys, distances, strict=True)]
+        index, built_upto, size, orphans = graph
+        q = query.astype(np.float32)
+        found = index.search(q, limit, exact=False, threads=1)  # type: ignore[attr-defined]
+        hits = {int(k): float(1.0 - d) for k, d in zip(found.keys, found.distances, strict=True)}
+        start = int(np.searchsorted(docs, built_upto, side="right"))
+        rows = np.concatenate([orphans, np.arange(start, len(docs))]) if start < len(docs) else orphans
+        if len(rows):
+            scores = np.einsum("ij,j->i", matrix[rows], q)
+            k = min(limit, len(rows))
+            for i in np.argpartition(-scores, k - 1)[:k]:
+                hits[int(docs[rows[i]])] = float(scores[i])
+        best = sorted(hits.items(), key=lambda hit: (-hit[1], hit[0]))[:limit]
+        if len(docs) - start >= max(REBUILD_MIN, REBUILD_FRACTION * size):
+            self.start(docs, matrix)
+        return best
 
     def _build(self, docs: np.ndarray, matrix: np.ndarray) -> None:
         try:
@@ -132,13 +155,47 @@ class ScopeAnn:
                 expansion_add=EXPANSION_ADD,
                 expansion_search=EXPANSION_SEARCH,
             )
-            if len(docs):
-                index.add(docs, matrix, threads=os.cpu_count() or 1)
+            threads = os.cpu_count() or 1
+            for start in range(0, len(docs), BUILD_STEP):  # in steps: an exiting process waits for one
+                if stopping():
+                    return
+                stop = start + BUILD_STEP
+                index.add(docs[start:stop], matrix[start:stop], threads=threads)
+            orphans = _unreachable(index, docs, matrix, threads)
+            if len(orphans) > ORPHANS_MAX * len(docs):
+                log.warning(
+                    "approximate index of %d vectors reaches too few of them (%d not); searching exactly",
+                    len(docs),
+                    len(orphans),
+                )
+                self.failed = True
+                return
             with self._lock:
-                self._index = index
-                self._upto = int(docs[-1]) if len(docs) else -1
+                self._graph = (index, int(docs[-1]) if len(docs) else -1, len(docs), orphans)
         except Exception as exc:  # a graph that cannot be built leaves exact search in place
             log.warning("approximate index of %d vectors not built (%s); searching exactly", len(docs), exc)
             self.failed = True
         finally:
-            self._building = False
+            with self._lock:
+                self._building = False
+
+
+def _unreachable(index: Any, docs: np.ndarray, matrix: np.ndarray, threads: int) -> np.ndarray:
+    """The rows a search of the graph for their own vector does not find in its first ten: HNSW
+    can leave a vector unreachable (one far-off record among a thousand near-duplicates was), and
+    such rows are searched exactly beside the graph. Every row is looked at up to CHECK_ALL rows,
+    a sample of CHECK_ALL beyond (an unchecked orphan stays unfound there)."""
+    import numpy as np
+
+    if not len(docs):
+        return np.zeros(0, dtype=np.int64)
+    rows = np.arange(len(docs))
+    if len(rows) > CHECK_ALL:
+        rows = np.sort(np.random.default_rng(len(docs)).choice(rows, CHECK_ALL, replace=False))
+    missed: list[np.ndarray] = []
+    for start in range(0, len(rows), BUILD_STEP):
+        part = rows[start : start + BUILD_STEP]
+        found = index.search(matrix[part], 10, exact=False, threads=threads)
+        keys = np.asarray(found.keys).reshape(len(part), -1)
+        missed.append(part[~(keys == docs[part][:, None]).any(axis=1)])
+    return np.concatenate(missed).astype(np.int64)

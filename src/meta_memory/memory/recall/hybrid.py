@@ -42,6 +42,7 @@ log = logging.getLogger("meta_memory.recall")
 DEPTH_FACTOR = 4
 DEPTH_MIN = 40
 QUERY_CACHE_SIZE = 1024  # query embeddings kept by text (an agent asks the same things again)
+INLINE_BELOW_S = 0.0005  # a query embedding faster than this runs on the caller's thread
 WAIT_STEP_S = 0.01  # how often a recall waiting for vectors looks at their progress
 
 
@@ -80,6 +81,10 @@ class HybridRecallProvider:
         self._embedding = ThreadPoolExecutor(max_workers=4, thread_name_prefix="meta-query-embed")
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._queries_lock = threading.Lock()
+        # How long a query's embedding takes (a moving average, seconds): one that costs less than
+        # a thread hand-off is computed on the caller's thread (a static model's tens of
+        # microseconds waited milliseconds for the GIL behind the lexical ranking).
+        self._embed_s = INLINE_BELOW_S * 10
 
     def vectors_behind(self, store: RealmStore, wait_s: float = 0.0) -> bool | None:
         """Whether the store's vectors miss records acknowledged before this call (``None``: the
@@ -100,6 +105,10 @@ class HybridRecallProvider:
             upto = now[1]
         return upto < newest
 
+    def _cached(self, text: str) -> bool:
+        with self._queries_lock:
+            return text in self._queries
+
     def _query_vector(self, text: str) -> np.ndarray:
         """The query's embedding, from the cache when the same text was asked before."""
         with self._queries_lock:
@@ -107,7 +116,9 @@ class HybridRecallProvider:
             if cached is not None:
                 self._queries.move_to_end(text)
                 return cached
+        started = time.perf_counter()
         vector: np.ndarray = self.embedder.embed_queries([text])[0]
+        self._embed_s = 0.8 * self._embed_s + 0.2 * (time.perf_counter() - started)
         vector.setflags(write=False)  # shared by every recall that asks the same
         with self._queries_lock:
             self._queries[text] = vector
@@ -128,7 +139,14 @@ class HybridRecallProvider:
         terms = analyze_query(query.query_text, list(query.query_terms))
         embedded: Future[np.ndarray] | None = None
         if isinstance(store, VectorReads):
-            embedded = self._embedding.submit(self._query_vector, text)
+            if self._cached(text) or self._embed_s < INLINE_BELOW_S:
+                embedded = Future()
+                try:
+                    embedded.set_result(self._query_vector(text))
+                except Exception as exc:  # reported where the thread's failure would be
+                    embedded.set_exception(exc)
+            else:
+                embedded = self._embedding.submit(self._query_vector, text)
         lexical: Sequence[tuple[int, float]] = ()
         try:
             if terms:

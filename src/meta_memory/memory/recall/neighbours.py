@@ -23,6 +23,10 @@ from typing import TYPE_CHECKING
 
 from .ann import ScopeAnn, ann_available
 
+# A graph's answer is taken when its best neighbour is at least this similar (the hybrid recall
+# provider's default ``min_similarity``); below it, the scope is searched exactly.
+TRUST_GRAPH_FROM = 0.3
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -141,8 +145,10 @@ def nearest(
             return []
     elif vectors.ann is not None:
         found = vectors.ann.nearest(docs, matrix, query, limit)
-        if found is not None:
+        if found is not None and found and found[0][1] >= TRUST_GRAPH_FROM:
             return [(doc, score) for doc, score in found if math.isfinite(score)]
+        # No neighbour the graph found is one recall would use: a graph of near-duplicates can
+        # keep the one record that matches out of its search's reach, so the product decides.
     # einsum's own loop, not BLAS: OpenBLAS's threads spin after each call and, on a gateway whose
     # cores are busy (the query's embedding, the database, the request threads), a multithreaded
     # product for one query took 5 ms instead of 0.2 (benchmarks/hybrid.py, hybrid p50 28 ms

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ...storage.layout import StateLayout
+from ..priority import IDLE_NICE
 from ..recall.analyzer import ANALYZER_VERSION
 from .budget import fd_capped
 from .indexing import MERGE_CHUNK, MERGE_QUIET_S, MergePacer, fresh_overflow
@@ -179,7 +180,7 @@ class _Realm:
         self.db.execute("PRAGMA busy_timeout = 5000")
         self.index = RecallIndexFile(StateLayout.recall_index_path(path))
         self.pacer = MergePacer(MERGE_CHUNK)
-        self.merged = False  # its fresh tier was just merged away: its WALs are to be cut back
+        self.merged = False  # merged or embedded everything just now: its WALs are to be cut back
         row = self.db.execute("SELECT value FROM store_meta WHERE key = 'realm_uid'").fetchone()
         meta = self.index.meta()
         # The gateway verifies (and if need be resets) the index file when it opens the realm;
@@ -200,13 +201,16 @@ class _Realm:
         if embedder is None:
             return False
         try:
-            self.vectors.catch_up(self.db, embedder, VECTOR_CHUNK)
+            embedded = self.vectors.catch_up(self.db, embedder, VECTOR_CHUNK)
         except Exception as exc:  # a model fault must not stop the indexing of every realm
             _log.warning("embedding records of %s failed, stopped for it: %s", self.path, type(exc).__name__)
             self.vectors.close()
             self.vectors = None
             return False
-        return self.vectors.behind(self.db)
+        behind = self.vectors.behind(self.db)
+        if embedded and not behind:
+            self.merged = True  # caught up: once its fresh tier is merged too, its WALs are cut back
+        return behind
 
     def trim_wals(self) -> bool:
         """Cut the index file's and the vector file's WALs to nothing (an idle realm's); whether
@@ -237,8 +241,10 @@ def _embedder(model_id: str) -> Any:
         from ..embedding import load_embedder
 
         try:
-            # Every core: this process runs below the gateway's priority (NICE), so requests come first.
-            _embedders[model_id] = load_embedder(model_id, parallel=os.cpu_count() or 1)
+            # Every core, at the lowest priority: the embedding uses what the gateway leaves idle.
+            _embedders[model_id] = load_embedder(
+                model_id, parallel=os.cpu_count() or 1, parallel_nice=IDLE_NICE
+            )
         except MetaError as exc:
             _log.warning("cannot embed with %s: %s", model_id, exc.message)
             _embedders[model_id] = None

@@ -50,14 +50,19 @@ class VectorSpec:
     ann_min: int | None = ANN_MIN_VECTORS  # a scope this large gets a graph index (recall/ann.py)
 
 
+# The vectors table's layout: clustered by (scope_id, doc), the order a scope is read in, with no
+# rowid and no second index (a file of the rowid layout, "1", is emptied and rebuilt).
+LAYOUT = "2"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS vectors (
-    doc INTEGER PRIMARY KEY,
+"""
+VECTORS_TABLE = """
+CREATE TABLE vectors (
     scope_id INTEGER NOT NULL,
-    v BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS vectors_by_scope ON vectors (scope_id, doc);
+    doc INTEGER NOT NULL,
+    v BLOB NOT NULL,
+    PRIMARY KEY (scope_id, doc)
+) WITHOUT ROWID
 """
 
 
@@ -80,7 +85,7 @@ class VectorFile:
         self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.executescript(SCHEMA)
         meta = self._meta()
-        wanted = {"realm_uid": realm_uid, "model_id": model_id, "dim": str(dim)}
+        wanted = {"realm_uid": realm_uid, "model_id": model_id, "dim": str(dim), "layout": LAYOUT}
         if any(meta.get(k) != v for k, v in wanted.items()):
             self._reset(wanted)
 
@@ -100,15 +105,19 @@ class VectorFile:
             probe.close()
         if meta.get("realm_uid") != realm_uid or "model_id" not in meta or "dim" not in meta:
             return None
+        if meta.get("layout") != LAYOUT:
+            return None  # the store empties and rebuilds it when it opens the realm
         return cls(realm_path, realm_uid=realm_uid, model_id=meta["model_id"], dim=int(meta["dim"]))
 
     def _meta(self) -> dict[str, str]:
         return dict(self._db.execute("SELECT key, value FROM meta").fetchall())
 
     def _reset(self, meta: dict[str, str]) -> None:
-        """Empty the file for ``meta`` (another realm's file, or another model's vectors)."""
+        """Empty the file for ``meta`` (another realm's file, another model's vectors, another layout)."""
         with self._writing() as db:
-            db.execute("DELETE FROM vectors")
+            db.execute("DROP INDEX IF EXISTS vectors_by_scope")
+            db.execute("DROP TABLE IF EXISTS vectors")
+            db.execute(VECTORS_TABLE)
             db.execute("DELETE FROM meta")
             db.executemany(
                 "INSERT INTO meta (key, value) VALUES (?, ?)", [*meta.items(), ("embedded_upto", "0")]
