@@ -12,9 +12,9 @@ The graph is built on a background thread below request threads' priority, never
 until it is ready, the scope is searched exactly. The vectors the store adds afterwards are
 searched exactly beside it until there are enough of them for a new graph (:class:`ScopeAnn`),
 and a store that removes vectors (PostgreSQL's sweep) hands over a fresh matrix, for which a
-fresh graph is built. A search
-restricted to some docs (a tag filter) is exact over those docs' rows, whatever the scope's size.
-Measured recall@10 against exact search: benchmarks/ann.py (``docs/benchmarks.md``).
+fresh graph is built. A search restricted to some docs (a tag filter) is exact over those docs'
+rows, whatever the scope's size. Measured recall@10 against exact search: benchmarks/ann.py
+(``docs/benchmarks.md``).
 """
 
 from __future__ import annotations
