@@ -17,8 +17,14 @@ import pytest
 from meta_memory import Meta
 from meta_memory.config import load_config_dict
 from meta_memory.errors import ConfigError
-from meta_memory.memory.recall.ann import ANN_MIN_VECTORS, ScopeAnn
-from meta_memory.memory.recall.neighbours import ScopeVectors, extended, nearest, vector_bytes
+from meta_memory.memory.recall.ann import ANN_MIN_VECTORS, ScopeAnn, _unreachable
+from meta_memory.memory.recall.neighbours import (
+    MIN_SIMILARITY,
+    ScopeVectors,
+    extended,
+    nearest,
+    vector_bytes,
+)
 
 from ..conftest import BACKENDS, Backend, make_backend
 
@@ -105,18 +111,47 @@ def test_a_vector_far_from_a_graph_of_near_duplicates_is_found_once_written() ->
     assert nearest(grown, outlier, 10)[0][0] == 1_001
 
 
-def test_far_off_vectors_built_into_a_graph_of_near_duplicates_are_found() -> None:
-    """The same shape in one build: whatever the graph cannot reach is searched exactly beside it."""
-    rng = np.random.default_rng(6)
+def _without(scope: ScopeVectors, row: int, *, orphans: list[int]) -> ScopeVectors:
+    """The scope with ``row``'s doc taken out of its graph (a vector the graph cannot reach) and the
+    graph's list of unreachable rows set to ``orphans``."""
+    ann = scope.ann
+    assert ann is not None and ann._graph is not None
+    index, upto, size, _ = ann._graph
+    index.remove(int(scope.docs[row]))
+    ann._graph = (index, upto, size, np.array(orphans, dtype=np.int64))
+    return scope
+
+
+def test_a_vector_the_graph_cannot_reach_is_reported_and_searched_exactly() -> None:
+    matrix, _ = clustered(2_000)
+    docs = np.arange(1, 2_001, dtype=np.int64)
+    scope = built(docs, matrix)
+    assert scope.ann is not None and scope.ann._graph is not None
+    index = scope.ann._graph[0]
+    index.remove(int(docs[1_234]))
+    assert 1_234 in _unreachable(index, docs, matrix, 1)  # the check after a build finds it
+    _without(scope, 1_500, orphans=[1_500])
+    assert nearest(scope, matrix[1_500], 10)[0][0] == docs[1_500]
+
+
+def test_a_graph_answer_below_the_similarity_floor_is_checked_exactly() -> None:
+    """A record the graph misses, and no orphan list naming it: the graph's best answer for a query
+    near it is far below MIN_SIMILARITY, so the exact product decides."""
+    rng = np.random.default_rng(7)
     base = rng.normal(size=DIM)
-    same = base + rng.normal(scale=0.05, size=(1_000, DIM))
-    far = rng.normal(size=(3, DIM))
+    same = base + rng.normal(scale=0.05, size=(1_500, DIM))
+    far = rng.normal(size=(1, DIM))
     matrix = np.vstack([same, far])
     matrix = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
-    docs = np.arange(1, 1_004, dtype=np.int64)
-    scope = settled(docs, matrix)
-    for row in (1_000, 1_001, 1_002):
-        assert nearest(scope, matrix[row], 10)[0][0] == docs[row]
+    docs = np.arange(1, 1_502, dtype=np.int64)
+    ann = ScopeAnn(DIM)
+    ann._build(docs, matrix)  # on this thread: the refusal for unreachable rows is not the subject
+    if ann._graph is None:  # refused (too many rows it cannot reach): exact search, trivially right
+        pytest.skip("the graph was refused for unreachable rows")
+    scope = _without(ScopeVectors(docs, matrix, (0,), ann), 1_500, orphans=[])
+    graph_says = ann.nearest(docs, matrix, matrix[1_500], 10)
+    assert graph_says is not None and graph_says[0][1] < MIN_SIMILARITY  # the graph alone misses it
+    assert nearest(scope, matrix[1_500], 10)[0][0] == 1_501
 
 
 def test_a_graph_is_rebuilt_once_enough_was_written_after_it() -> None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from ..records import Record, Status
 from .analyzer import query_terms as analyze_query
 from .fusion import hybrid
+from .neighbours import MIN_SIMILARITY
 from .provider import LexicalRecallProvider, RecallQuery, only_docs
 from .scorer import rank
 
@@ -71,7 +72,7 @@ class VectorReads(Protocol):
 class HybridRecallProvider:
     """Lexical ranking fused with embedding neighbours (see the module docstring)."""
 
-    def __init__(self, embedder: Embedder, *, min_similarity: float = 0.3) -> None:
+    def __init__(self, embedder: Embedder, *, min_similarity: float = MIN_SIMILARITY) -> None:
         self.embedder = embedder
         self.min_similarity = min_similarity
         self._lexical = LexicalRecallProvider()

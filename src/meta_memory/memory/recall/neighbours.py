@@ -23,14 +23,22 @@ from typing import TYPE_CHECKING
 
 from .ann import ScopeAnn, ann_available
 
-# A graph's answer is taken when its best neighbour is at least this similar (the hybrid recall
-# provider's default ``min_similarity``); below it, the scope is searched exactly.
-TRUST_GRAPH_FROM = 0.3
+MIN_SIMILARITY = 0.3
+"""The cosine below which a neighbour is no candidate for recall (the hybrid recall provider's
+``min_similarity``); a graph's answer whose best neighbour is below it is checked exactly."""
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["ScopeVectors", "decode_vectors", "extended", "nearest", "record_text", "vector_bytes"]
+__all__ = [
+    "MIN_SIMILARITY",
+    "ScopeVectors",
+    "decode_vectors",
+    "extended",
+    "nearest",
+    "record_text",
+    "vector_bytes",
+]
 
 
 def record_text(title: str, body: str, tags: Sequence[str]) -> str:
@@ -145,7 +153,7 @@ def nearest(
             return []
     elif vectors.ann is not None:
         found = vectors.ann.nearest(docs, matrix, query, limit)
-        if found is not None and found and found[0][1] >= TRUST_GRAPH_FROM:
+        if found is not None and found and found[0][1] >= MIN_SIMILARITY:
             return [(doc, score) for doc, score in found if math.isfinite(score)]
         # No neighbour the graph found is one recall would use: a graph of near-duplicates can
         # keep the one record that matches out of its search's reach, so the product decides.
