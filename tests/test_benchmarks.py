@@ -74,7 +74,19 @@ def test_the_clients_benchmark_runs() -> None:
 
 
 def test_the_hybrid_recall_benchmark_runs() -> None:
-    out = _run("hybrid.py", "--records", "60", "--queries", "20", "--remembers", "40", "--repeat", "1")
+    out = _run(
+        "hybrid.py",
+        "--records",
+        "60",
+        "--queries",
+        "20",
+        "--remembers",
+        "40",
+        "--repeat",
+        "1",
+        "--settle",
+        "1",
+    )
     assert "hybrid  p50" in out and "embedding throughput" in out and "remember over stdio" in out
 
 

@@ -311,3 +311,45 @@ def test_a_model_file_that_fails_its_pin_refuses_the_boot_naming_the_extra(
     assert not (tmp_path / "state" / "agent-memory").exists() or not any(
         (tmp_path / "state" / "agent-memory").iterdir()
     )
+
+
+def test_a_gateway_switched_to_lexical_recall_leaves_the_vectors_alone_until_it_switches_back(
+    tmp_path: Path,
+) -> None:
+    """The indexing process would otherwise load the model and embed every write of a lexical
+    gateway into a vector file no recall reads; switched back, what was written meanwhile is
+    embedded."""
+    state = tmp_path / "state"
+
+    def config(recall: str) -> dict[str, Any]:
+        return {
+            "memory": {"kind": "local_json"},
+            "agent_memory": {"recall": recall, "embedding_model": "all-minilm-l6-v2-static"},
+        }
+
+    def vectors() -> tuple[int, dict[str, str]]:
+        with _vectors(state) as db:
+            return db.execute("SELECT count(*) FROM vectors").fetchone()[0], dict(db.execute("SELECT * FROM meta"))
+
+    def wait(what: Callable[[], bool], why: str) -> None:
+        deadline = time.monotonic() + 60
+        while not what():
+            assert time.monotonic() < deadline, why
+            time.sleep(0.2)
+
+    with MetaClient.spawn(state_dir=state, config=config("hybrid")) as meta:
+        meta.remember_agent_memory("lead", title=DIET[0], body=DIET[1])
+        wait(lambda: vectors()[0] == 1, "the first record was not embedded")
+    with MetaClient.spawn(state_dir=state, config=config("lexical")) as meta:
+        for title, body in FILLER:
+            meta.remember_agent_memory("lead", title=title, body=body)
+        assert vectors()[1].get("paused") == "1"  # since the realm was opened
+        # The writes' nudges reached the indexing process, which merged them into the recall
+        # index: by then a vector file it followed would have been filled too.
+        wait(lambda: _unmerged(state) == 0, "the recall index did not merge the writes")
+        time.sleep(1.0)
+        assert vectors()[0] == 1
+    with MetaClient.spawn(state_dir=state, config=config("hybrid")) as meta:
+        meta.remember_agent_memory("lead", title="Nudge", body="One more write, to wake the indexing process.")
+        assert "paused" not in vectors()[1]
+        wait(lambda: vectors()[0] == len(FILLER) + 2, "what was written while lexical was not embedded")

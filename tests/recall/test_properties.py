@@ -17,6 +17,7 @@ from meta_memory.memory.recall import (
     query_terms,
     rank,
 )
+from meta_memory.memory.recall.scorer import Ranking
 
 VOCAB = ["pottery", "running", "ran", "unwind", "relax", "Caroline", "Melanie", "violin", "the", "yesterday",
          "kitten", "cats", "support", "group", "went", "attended", "book", "novels", "a", "when"]  # fmt: skip
@@ -95,4 +96,29 @@ def test_pruned_scores_equal_exhaustive_scores_when_no_term_is_common(
     assert len(got) == len(best)
     assert all(math.isclose(g, e, abs_tol=1e-8) for (_, g), e in zip(got, best, strict=True))
     for doc, score in got:
+        assert math.isclose(score, expected[doc], abs_tol=1e-8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    corpora,
+    texts,
+    st.integers(min_value=1, max_value=8),
+    st.sets(st.integers(min_value=1, max_value=45), max_size=20),
+    st.sampled_from([0, 2, 64]),
+)
+def test_the_scores_of_named_docs_equal_exhaustive_scores(
+    corpus: list[tuple[str, str]], query: str, limit: int, named: set[int], rare_floor: int
+) -> None:
+    """Hybrid recall ranks the lexical head and scores the embedding's other finds by name: those
+    scores are the exhaustive BM25F ones (docs without a query word are not scored), whichever
+    postings the opening read in full."""
+    params = dataclasses.replace(DEFAULT_PARAMS, rare_floor=rare_floor)
+    terms = query_terms(query, None)
+    expected = brute_force(corpus, terms)
+    ranking = Ranking(build(corpus, list(range(len(corpus)))), terms, params)
+    assert ranking.top(limit) == rank(build(corpus, list(range(len(corpus)))), terms, limit, params)
+    got = ranking.scores_of(named)
+    assert set(got) == named & set(expected)
+    for doc, score in got.items():
         assert math.isclose(score, expected[doc], abs_tol=1e-8)

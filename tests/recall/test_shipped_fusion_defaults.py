@@ -26,4 +26,3 @@ def test_the_default_fusion_is_the_benchmarked_convex_combination_behind_a_lexic
 def test_the_recall_provider_drops_neighbours_below_the_benchmarked_cosine_floor() -> None:
     floor = inspect.signature(hybrid_provider.HybridRecallProvider).parameters["min_similarity"].default
     assert floor == 0.3
-    assert (hybrid_provider.DEPTH_FACTOR, hybrid_provider.DEPTH_MIN) == (4, 40)

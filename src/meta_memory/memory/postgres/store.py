@@ -85,6 +85,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..embedding import Embedder
+    from ..recall.hybrid import NeighbourSearch
 
 __all__ = ["PostgresRealmStore", "realm_lock_key"]
 
@@ -624,28 +625,38 @@ class PostgresRealmStore:
         embedder: Embedder,
         allowed: Collection[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """The docs of ``scopes`` nearest ``query`` (``VectorReads``), of the vectors embedded so
-        far; a realm found behind nudges this gateway's embedding thread.
+        """The docs of ``scopes`` nearest ``query`` (``VectorReads``): :meth:`searcher`'s search."""
+        return self.searcher(scopes, embedder)(query, limit, allowed)
 
-        Raises:
-            CapabilityUnavailable: ``embedder`` is not the model of this store's vectors.
+    def searcher(self, scopes: Sequence[Scope], embedder: Embedder) -> NeighbourSearch:
+        """A search of the vectors of ``scopes`` embedded so far (``VectorReads``), each call on
+        a connection of its own; a realm found behind nudges this gateway's embedding thread.
+
+        The search raises CapabilityUnavailable when ``embedder`` is not the model of this
+        store's vectors.
         """
         vectors = self._vectors
-        if vectors is None:
-            return []
-        if embedder.model_id != vectors.model_id:
-            raise CapabilityUnavailable(
-                f"the vectors of this realm are of model {vectors.model_id!r}, not {embedder.model_id!r}"
-            )
 
-        def run() -> list[tuple[int, float]]:
-            with self._read() as conn:
-                found: list[tuple[int, float]] = []
-                for scope_id in self._existing_scope_ids(conn, scopes):
-                    found.extend(vectors.nearest(conn, scope_id, query, limit, allowed))
-            return sorted(found, key=lambda hit: -hit[1])[:limit]
+        def search(
+            query: np.ndarray, limit: int, allowed: Collection[int] | None = None
+        ) -> list[tuple[int, float]]:
+            if vectors is None:
+                return []
+            if embedder.model_id != vectors.model_id:
+                raise CapabilityUnavailable(
+                    f"the vectors of this realm are of model {vectors.model_id!r}, not {embedder.model_id!r}"
+                )
 
-        return retrying_read(run, "recall")
+            def run() -> list[tuple[int, float]]:
+                with self._read() as conn:
+                    found: list[tuple[int, float]] = []
+                    for scope_id in self._existing_scope_ids(conn, scopes):
+                        found.extend(vectors.nearest(conn, scope_id, query, limit, allowed))
+                return sorted(found, key=lambda hit: -hit[1])[:limit]
+
+            return retrying_read(run, "recall")
+
+        return search
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         ranked: dict[int, Record] = getattr(self._ranked, "records", {})

@@ -16,11 +16,11 @@ order cannot split a tie), then the best rank the doc has in any ranking, then t
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["DEFAULT_HYBRID", "HybridParams", "convex", "hybrid", "rrf"]
+__all__ = ["DEFAULT_HYBRID", "HybridParams", "convex", "hybrid", "lexical_candidates", "rrf"]
 
 
 def rrf(
@@ -140,6 +140,23 @@ class HybridParams:
 # protected head the embedding outvotes a strong lexical ranking on conversations, where a weak
 # embedder finds every turn on the same topic about equally near.
 DEFAULT_HYBRID = HybridParams(protect=5)
+
+
+def lexical_candidates(
+    head: Sequence[tuple[int, float]], semantic: Sequence[tuple[int, float]], scored: Mapping[int, float]
+) -> list[tuple[int, float]]:
+    """The lexical ranking :func:`hybrid` fuses, without ranking lexically as deep as the embedding:
+    the lexical ``head`` (its best ``limit + protect`` docs), then each doc of ``semantic`` below
+    the head that holds a query word, with its lexical score from ``scored``, by score. A doc
+    lexically below the head and not among the embedding's neighbours is left out: only its
+    lexical score could place it, and the head's docs already outscore it. (On the development
+    sets this fuses exactly as the lexical ranking 100 deep: benchmarks/recall_quality/hybrid.py.)"""
+    have = {doc for doc, _ in head}
+    below = sorted(
+        ((doc, scored[doc]) for doc, _ in semantic if doc not in have and doc in scored),
+        key=lambda hit: (-hit[1], hit[0]),
+    )
+    return [*head, *below]
 
 
 def hybrid(

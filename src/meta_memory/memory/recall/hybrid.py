@@ -1,9 +1,10 @@
 """Hybrid recall: the lexical ranking fused with nearest neighbours by embedding.
 
 :class:`HybridRecallProvider` plugs into the provider seam. For contextual recall it ranks the
-scope lexically and by cosine similarity to the query's embedding (both to a candidate depth a few
-times ``max_entries``), fuses the two rankings (:mod:`.fusion`), and returns the best active
-records carrying the query's tags. A record not embedded yet is still found lexically, so
+scope lexically (the head the fusion keeps, and as many again) and by cosine similarity to the
+query's embedding (as deep as the fusion reads), scores the neighbours below the lexical head
+lexically, fuses the two rankings (:mod:`.fusion`), and returns the best active records carrying
+the query's tags. A record not embedded yet is still found lexically, so
 read-your-writes holds; a neighbour less similar than ``min_similarity`` is not a candidate, so a
 query about nothing the scope holds recalls nothing by embedding alone. ``always`` recall is the
 lexical provider's (newest first).
@@ -24,10 +25,10 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..records import Record, Status
 from .analyzer import query_terms as analyze_query
-from .fusion import hybrid
+from .fusion import DEFAULT_HYBRID, hybrid, lexical_candidates
 from .neighbours import MIN_SIMILARITY
 from .provider import LexicalRecallProvider, RecallQuery, only_docs
-from .scorer import rank
+from .scorer import Ranking
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,15 +37,23 @@ if TYPE_CHECKING:
     from ..records import Scope
     from ..store import RealmStore
 
-__all__ = ["HybridRecallProvider", "VectorReads"]
+__all__ = ["HybridRecallProvider", "NeighbourSearch", "VectorReads"]
 
 log = logging.getLogger("meta_memory.recall")
 
-DEPTH_FACTOR = 4
-DEPTH_MIN = 40
 QUERY_CACHE_SIZE = 1024  # query embeddings kept by text (an agent asks the same things again)
 INLINE_BELOW_S = 0.0005  # a query embedding faster than this runs on the caller's thread
 WAIT_STEP_S = 0.01  # how often a recall waiting for vectors looks at their progress
+
+
+class NeighbourSearch(Protocol):
+    """A search of some scopes' vectors (``VectorReads.searcher``)."""
+
+    def __call__(
+        self, query: np.ndarray, limit: int, allowed: Collection[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``limit`` docs nearest ``query`` (cosine, best first), among ``allowed``."""
+        ...
 
 
 @runtime_checkable
@@ -61,6 +70,12 @@ class VectorReads(Protocol):
     ) -> list[tuple[int, float]]:
         """The ``limit`` docs of ``scopes`` nearest ``query`` (cosine, best first), among ``allowed``;
         the store may first embed a bounded number of records not embedded yet with ``embedder``."""
+        ...
+
+    def searcher(self, scopes: Sequence[Scope], embedder: Embedder) -> NeighbourSearch:
+        """:meth:`nearest` in two steps: what the search needs from the store, read now (the
+        store may embed as :meth:`nearest` does), and the search, which may run on another
+        thread while the store serves a lexical ranking."""
         ...
 
     def vector_progress(self, nudge_with: Embedder | None = None) -> tuple[int, int] | None:
@@ -127,6 +142,11 @@ class HybridRecallProvider:
                 self._queries.popitem(last=False)
         return vector
 
+    def _neighbours(
+        self, search: NeighbourSearch, text: str, depth: int, allowed: Collection[int] | None
+    ) -> list[tuple[int, float]]:
+        return search(self._query_vector(text), depth, allowed)
+
     def recall(self, store: RealmStore, query: RecallQuery) -> list[Record]:
         if query.selection == "always":
             return self._lexical.recall(store, query)
@@ -136,33 +156,45 @@ class HybridRecallProvider:
         allowed = store.tagged_docs(query.scopes, query.tags) if query.tags else None
         if allowed is not None and not allowed:
             return []
-        depth = max(DEPTH_MIN, DEPTH_FACTOR * query.max_entries)
+        # The lexical ranking's head (what the fusion keeps in place, and as many again to fuse),
+        # the embedding's neighbours as deep as the fusion reads, and the lexical score of each
+        # neighbour below the head: as the fusion over the lexical ranking as deep, at the cost of
+        # the head (fusion.lexical_candidates).
+        head_depth = query.max_entries + DEFAULT_HYBRID.protect
+        depth = DEFAULT_HYBRID.depth
         terms = analyze_query(query.query_text, list(query.query_terms))
-        embedded: Future[np.ndarray] | None = None
+        # The query's embedding and its neighbours: on a thread of the pool while this one ranks
+        # lexically when the embedding is slow (the model releases the GIL; on PostgreSQL the
+        # search waits on the server); here, first, when it is cheap or cached (handed to a
+        # thread, the search waited for the GIL behind the lexical ranking: 5.0 ms against 3.9
+        # for the whole recall, benchmarks/hybrid.py's realm and queries).
+        searched: Future[list[tuple[int, float]]] | None = None
         if isinstance(store, VectorReads):
-            if self._cached(text) or self._embed_s < INLINE_BELOW_S:
-                embedded = Future()
-                try:
-                    embedded.set_result(self._query_vector(text))
-                except Exception as exc:  # reported where the thread's failure would be
-                    embedded.set_exception(exc)
-            else:
-                embedded = self._embedding.submit(self._query_vector, text)
+            try:
+                search = store.searcher(query.scopes, self.embedder)
+                if self._cached(text) or self._embed_s < INLINE_BELOW_S:
+                    searched = Future()
+                    searched.set_result(self._neighbours(search, text, depth, allowed))
+                else:
+                    searched = self._embedding.submit(self._neighbours, search, text, depth, allowed)
+            except Exception as exc:  # reported where the search's own failure would be
+                searched = Future()
+                searched.set_exception(exc)
         lexical: Sequence[tuple[int, float]] = ()
+        ranking: Ranking | None = None
         try:
             if terms:
                 with store.reading_index(query.scopes) as index:
-                    ranked = index if allowed is None else only_docs(index, allowed)
-                    lexical = rank(ranked, terms, depth)
+                    ranking = Ranking(index if allowed is None else only_docs(index, allowed), terms)
+                    lexical = ranking.top(head_depth)
         except BaseException:
-            if embedded is not None:
-                embedded.cancel()
+            if searched is not None:
+                searched.cancel()
             raise
         semantic: list[tuple[int, float]] = []
-        if embedded is not None and isinstance(store, VectorReads):
+        if searched is not None:
             try:
-                vector = embedded.result()
-                neighbours = store.nearest(query.scopes, vector, depth, self.embedder, allowed)
+                neighbours = searched.result()
             except Exception as exc:
                 if not query.lexical_fallback:
                     raise
@@ -171,6 +203,14 @@ class HybridRecallProvider:
                     log.warning("embedding recall failed (%s); injecting by the lexical ranking alone", exc)
                 neighbours = []
             semantic = [(doc, score) for doc, score in neighbours if score >= self.min_similarity]
+        if semantic and ranking is not None:
+            have = {doc for doc, _ in lexical}
+            below = [doc for doc, _ in semantic if doc not in have]
+            if below:
+                # A second read of the same scopes (a store's read snapshot ends with its block).
+                with store.reading_index(query.scopes) as index:
+                    scored = ranking.scores_of(below, index if allowed is None else only_docs(index, allowed))
+                lexical = lexical_candidates(lexical, semantic, scored)
         fused = hybrid(lexical, semantic, limit=depth) if semantic else [doc for doc, _ in lexical]
         wanted = set(query.tags)
         out: list[Record] = []

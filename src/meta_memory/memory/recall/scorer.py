@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from meta_memory.memory.recall.analyzer import CONCEPT_PREFIX, CUE_PREFIX
 from meta_memory.memory.recall.index import Posting, TermIndex
 
-__all__ = ["DEFAULT_PARAMS", "RankParams", "rank"]
+__all__ = ["DEFAULT_PARAMS", "RankParams", "Ranking", "rank"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,24 +115,72 @@ def rank(
         Documents containing at least one query word or concept, by score desc, then ``updated_at_ms`` desc,
         ``created_at_ms`` desc and record id asc. Scores are positive and rounded to 1e-9.
     """
-    unique = sorted(set(terms))
-    if limit <= 0 or not unique:
+    if limit <= 0:
         return []
-    opening = index.opening(unique, [t for t in unique if not t.startswith(CUE_PREFIX)], params.rare_floor)
-    doc_count, total_length = opening.stats
-    if doc_count <= 0:
-        return []
-    avg_length = max(total_length / doc_count, 1.0)
-    dfs = {t: df for t, df in opening.dfs.items() if df > 0}
-    if not any(not t.startswith(CUE_PREFIX) for t in dfs):
-        return []
-    scorer = _Scorer(params, doc_count, avg_length, dfs)
-    pool = max(limit, params.neighbor_pool if params.neighbor_weight > 0.0 else 0)
-    _score_maxscore(scorer, index, dfs, pool, avg_length, opening.postings)
-    final = scorer.scores
-    if params.neighbor_weight > 0.0:
-        final = _smooth(scorer, index, sorted(dfs), avg_length)
-    return _top(index, final, limit)
+    return Ranking(index, terms, params).top(limit)
+
+
+class Ranking:
+    """One query's lexical ranking of one index: its best documents (:meth:`top`, as :func:`rank`)
+    and the exact score of any other documents named (:meth:`scores_of`), under the same collection
+    statistics. Hybrid recall ranks the lexical head this way and scores only the documents the
+    embedding finds below it, instead of ranking lexically as deep as the embedding."""
+
+    def __init__(self, index: TermIndex, terms: Sequence[str], params: RankParams = DEFAULT_PARAMS) -> None:
+        self.params = params
+        self._index = index
+        self._state: tuple[int, float, dict[str, int], Mapping[str, Sequence[Posting]]] | None = None
+        unique = sorted(set(terms))
+        if not unique:
+            return
+        opening = index.opening(
+            unique, [t for t in unique if not t.startswith(CUE_PREFIX)], params.rare_floor
+        )
+        doc_count, total_length = opening.stats
+        if doc_count <= 0:
+            return
+        dfs = {t: df for t, df in opening.dfs.items() if df > 0}
+        if not any(not t.startswith(CUE_PREFIX) for t in dfs):
+            return
+        self._state = (doc_count, max(total_length / doc_count, 1.0), dfs, opening.postings)
+
+    def top(self, limit: int) -> list[tuple[int, float]]:
+        """Up to ``limit`` (doc, score), best first (see :func:`rank`)."""
+        if self._state is None or limit <= 0:
+            return []
+        doc_count, avg_length, dfs, rare = self._state
+        params, index = self.params, self._index
+        scorer = _Scorer(params, doc_count, avg_length, dfs)
+        pool = max(limit, params.neighbor_pool if params.neighbor_weight > 0.0 else 0)
+        _score_maxscore(scorer, index, dfs, pool, avg_length, rare)
+        final = scorer.scores
+        if params.neighbor_weight > 0.0:
+            final = _smooth(scorer, index, sorted(dfs), avg_length)
+        return _top(index, final, limit)
+
+    def scores_of(self, docs: Collection[int], index: TermIndex | None = None) -> dict[int, float]:
+        """The score of each of ``docs`` that holds a query word or concept (rounded to 1e-9, as
+        :meth:`top`'s), read from ``index`` (default: the one ranked; a store whose reads end with
+        a snapshot passes the same scopes' index again). Neighbor smoothing is not applied."""
+        if self._state is None or not docs:
+            return {}
+        doc_count, avg_length, dfs, rare = self._state
+        wanted = set(docs)
+        scorer = _Scorer(self.params, doc_count, avg_length, dfs)
+        read: dict[str, Sequence[Posting]] = {
+            t: [p for p in rows if p[0] in wanted] for t, rows in rare.items()
+        }
+        others = [t for t in dfs if t not in rare]
+        if others:
+            read.update((self._index if index is None else index).postings_for_docs(others, wanted))
+        matched: set[int] = set()
+        for term, postings in sorted(read.items()):
+            if term not in dfs or not postings:
+                continue
+            scorer.add(term, postings, avg_length)
+            if not term.startswith(CUE_PREFIX):
+                matched.update(p[0] for p in postings)
+        return {doc: round(scorer.scores[doc], 9) for doc in matched}
 
 
 def _score_maxscore(

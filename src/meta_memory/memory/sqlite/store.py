@@ -28,6 +28,7 @@ from ...clock import Clock
 from ...errors import InternalError, StoreCorrupt, WriteRefused
 from ...storage.layout import StateLayout
 from ..codec import dumps, record_from_row, record_values, wire_json
+from ..recall.neighbours import nearest
 from ..records import (
     Author,
     Record,
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..embedding import Embedder
+    from ..recall.hybrid import NeighbourSearch
 
 __all__ = ["REALM_PAGE_SIZE", "SqliteRealmStore"]
 
@@ -214,6 +216,10 @@ class SqliteRealmStore:
             self._vectors = VectorFile(
                 path, realm_uid=realm_uid, model_id=spec.model_id, dim=spec.dim, ann_min=spec.ann_min
             )
+        elif self._index_worker is not None:
+            # Lexical recall: a vector file left by hybrid recall is kept for a switch back, and
+            # the indexing process told not to fill it (a model loaded and run for nothing).
+            VectorFile.pause(path)
 
     def close_files_if_idle(self) -> bool:
         """Close this store's files unless a thread is using it (the budget's closer, on the
@@ -739,12 +745,18 @@ class SqliteRealmStore:
         embedder: Embedder,
         allowed: Collection[int] | None = None,
     ) -> list[tuple[int, float]]:
-        """The docs of ``scopes`` nearest ``query`` (``VectorReads``); without an indexing process
-        this read first embeds up to INLINE_EMBED_MAX records not embedded yet."""
+        """The docs of ``scopes`` nearest ``query`` (``VectorReads``): :meth:`searcher`'s search."""
+        return self.searcher(scopes, embedder)(query, limit, allowed)
+
+    def searcher(self, scopes: Sequence[Scope], embedder: Embedder) -> NeighbourSearch:
+        """A search of the vectors of ``scopes`` as they are now (``VectorReads``): the scopes'
+        matrices are taken under the store's lock, and searched without it, beside a lexical
+        ranking on another thread. Without an indexing process this first embeds up to
+        INLINE_EMBED_MAX records not embedded yet."""
         with self._lock:
             vectors = self._vectors
             if vectors is None:
-                return []
+                return lambda query, limit, allowed=None: []
             if vectors.behind(self._db):
                 if self._index_worker is None:
                     vectors.catch_up(self._db, embedder, INLINE_EMBED_MAX)
@@ -753,10 +765,15 @@ class SqliteRealmStore:
                     # another model) has none, so its reads do, while they rank lexically.
                     self._vectors_nudged_at = now
                     self._index_worker.nudge(self.path)
-            found: list[tuple[int, float]] = []
-            for scope_id in self._existing_scope_ids(scopes):
-                found.extend(vectors.nearest(scope_id, query, limit, allowed))
-        return sorted(found, key=lambda hit: -hit[1])[:limit]
+            scoped = [vectors.scope(scope_id) for scope_id in self._existing_scope_ids(scopes)]
+
+        def search(
+            query: np.ndarray, limit: int, allowed: Collection[int] | None = None
+        ) -> list[tuple[int, float]]:
+            found = [hit for scope in scoped for hit in nearest(scope, query, limit, allowed)]
+            return sorted(found, key=lambda hit: -hit[1])[:limit]
+
+        return search
 
     def vector_progress(self, nudge_with: Embedder | None = None) -> tuple[int, int] | None:
         """``(newest doc, embedded up to)`` of the realm's vectors (``VectorReads``), ``None``

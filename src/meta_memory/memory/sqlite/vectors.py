@@ -10,14 +10,16 @@ a wrong answer. The file names the realm (``realm_uid``) and the model (``model_
 file of another realm or model is emptied and rebuilt, so vectors of two models never meet in one
 ranking.
 
-A scope's vectors are one contiguous float32 matrix kept in memory, extended as the file grows; a
-query is one matrix-vector product, or a search of the scope's graph index once it holds
-``ann_min`` vectors (recall/neighbours.py, recall/ann.py).
+A scope's vectors are one contiguous float32 matrix kept in memory with its int8 form, extended as
+the file grows; a query is an exact search of them (recall/exact.py), or a search of the scope's
+graph index once it holds ``ann_min`` vectors (recall/neighbours.py, recall/ann.py). A gateway
+that ranks lexically keeps the file but marks it paused, so its indexing process does not fill it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
 import threading
 from collections.abc import Collection, Iterator
@@ -53,6 +55,9 @@ class VectorSpec:
 # The vectors table's layout: clustered by (scope_id, doc), the order a scope is read in, with no
 # rowid and no second index (a file of the rowid layout, "1", is emptied and rebuilt).
 LAYOUT = "2"
+PAUSED = "paused"  # meta key: the realm ranks lexically, the indexing process leaves the file be
+
+_log = logging.getLogger("meta_memory.vectors")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
@@ -88,6 +93,25 @@ class VectorFile:
         wanted = {"realm_uid": realm_uid, "model_id": model_id, "dim": str(dim), "layout": LAYOUT}
         if any(meta.get(k) != v for k, v in wanted.items()):
             self._reset(wanted)
+        elif meta.get(PAUSED) is not None:
+            self._db.execute("DELETE FROM meta WHERE key = ?", (PAUSED,))
+
+    @staticmethod
+    def pause(realm_path: Path) -> None:
+        """Mark the realm's vector file, if there is one, as not to be filled: its store ranks
+        lexically. The indexing process does not follow a paused file (:meth:`follow`); a store
+        that opens it for hybrid recall resumes it, embedding what was written meanwhile."""
+        path = StateLayout.vector_path(realm_path)
+        if not path.is_file():
+            return
+        db = sqlite3.connect(path, isolation_level=None)
+        try:
+            db.execute("PRAGMA busy_timeout = 5000")
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (PAUSED,))
+        except sqlite3.Error as exc:  # not a vector file this release reads: opened for hybrid, it is rebuilt
+            _log.warning("vector file of %s not paused: %s", realm_path.name, exc)
+        finally:
+            db.close()
 
     @classmethod
     def follow(cls, realm_path: Path, realm_uid: str) -> VectorFile | None:
@@ -107,6 +131,8 @@ class VectorFile:
             return None
         if meta.get("layout") != LAYOUT:
             return None  # the store empties and rebuilds it when it opens the realm
+        if meta.get(PAUSED) is not None:
+            return None  # its store ranks lexically (pause)
         return cls(realm_path, realm_uid=realm_uid, model_id=meta["model_id"], dim=int(meta["dim"]))
 
     def _meta(self) -> dict[str, str]:
