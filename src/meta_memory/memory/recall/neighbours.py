@@ -7,24 +7,21 @@ recall a scope's vectors as one contiguous float32 matrix decoded from those byt
 L2-normalized again, so a dot product is the cosine) with the doc of each row. Vectors a store
 wrote as plain float32 (``4 * dim`` bytes) still decode.
 
-A query is one int8 pass over the scope's vectors and a float32 pass over the best of them
-(exact.py): about 0.2 ms per 10,000 vectors of 384 dimensions on one core here. A scope large
-enough for that to cost more than the lexical ranking is searched through a graph index instead
-(ann.py), built in the background from the same matrix.
+A query is one matrix-vector product and a partial sort: about 0.7 ms per 10,000 vectors of 384
+dimensions on one core here. A scope large enough for that to cost more than the lexical ranking is
+searched through a graph index instead (ann.py), built in the background from the same matrix.
 
 :func:`record_text` is what a record is embedded as, on every backend.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .ann import ScopeAnn, ann_available
-from .exact import Quantized, quantize, top
 
 MIN_SIMILARITY = 0.3
 """The cosine below which a neighbour is no candidate for recall (the hybrid recall provider's
@@ -107,16 +104,6 @@ class ScopeVectors:
     matrix: np.ndarray  # float32 (n, dim), rows L2-normalized
     mark: tuple[int, ...]
     ann: ScopeAnn | None = None  # the scope's graph index, once it is large (ann.py)
-    # The matrix's int8 form for the first pass of an exact search (exact.py); made on first use
-    # when not given.
-    int8: Quantized | None = dataclasses.field(default=None, compare=False, repr=False)
-
-    @property
-    def quantized(self) -> Quantized:
-        if self.int8 is None:
-            object.__setattr__(self, "int8", quantize(self.matrix))  # a cache of the frozen matrix
-        assert self.int8 is not None
-        return self.int8
 
 
 def extended(
@@ -134,16 +121,14 @@ def extended(
 
     docs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     fresh = decode_vectors([r[1] for r in rows], dim)
-    int8 = quantize(fresh)
     ann = None
     if cached is not None:
         docs = np.concatenate([cached.docs, docs]) if len(docs) else cached.docs
         fresh = np.concatenate([cached.matrix, fresh]) if len(fresh) else cached.matrix
-        int8 = cached.quantized.extended(int8)
         ann = cached.ann
-    out = ScopeVectors(docs, np.ascontiguousarray(fresh), mark, ann, int8)
+    out = ScopeVectors(docs, np.ascontiguousarray(fresh), mark, ann)
     if ann is None and ann_min is not None and len(docs) >= ann_min and ann_available():
-        out = dataclasses.replace(out, ann=ScopeAnn(dim))
+        out = ScopeVectors(out.docs, out.matrix, mark, ScopeAnn(dim))
     return out
 
 
@@ -155,7 +140,7 @@ def nearest(
 
     if not len(vectors.docs) or limit <= 0:
         return []
-    docs, matrix, int8 = vectors.docs, vectors.matrix, vectors.quantized
+    docs, matrix = vectors.docs, vectors.matrix
     if allowed is not None:
         # Only these docs' rows (docs ascend): exact, at the cost of the filter's size.
         wanted = np.unique(np.fromiter(allowed, dtype=np.int64))
@@ -163,15 +148,21 @@ def nearest(
         inside = rows < len(docs)
         rows, wanted = rows[inside], wanted[inside]
         rows = rows[docs[rows] == wanted]
-        docs, matrix, int8 = docs[rows], matrix[rows], int8.rows(rows)
+        docs, matrix = docs[rows], matrix[rows]
         if not len(docs):
             return []
     elif vectors.ann is not None:
-        found = vectors.ann.nearest(docs, matrix, query, limit, int8)
+        found = vectors.ann.nearest(docs, matrix, query, limit)
         if found is not None and found and found[0][1] >= MIN_SIMILARITY:
             return [(doc, score) for doc, score in found if math.isfinite(score)]
         # No neighbour the graph found is one recall would use: a graph of near-duplicates can
         # keep the one record that matches out of its search's reach, so the product decides.
-    rows, scores = top(matrix, int8, query, limit)
-    order = np.lexsort((docs[rows], -scores))
-    return [(int(docs[rows[i]]), float(scores[i])) for i in order if np.isfinite(scores[i])]
+    # einsum's own loop, not BLAS: OpenBLAS's threads spin after each call and, on a gateway whose
+    # cores are busy (the query's embedding, the database, the request threads), a multithreaded
+    # product for one query took 5 ms instead of 0.2 (benchmarks/hybrid.py, hybrid p50 28 ms
+    # against 13 with BLAS held to one thread). Single-threaded, it is 0.7 ms for 10,000 vectors.
+    scores = np.einsum("ij,j->i", matrix, query.astype(np.float32))
+    k = min(limit, len(scores))
+    top = np.argpartition(-scores, k - 1)[:k]
+    top = top[np.lexsort((docs[top], -scores[top]))]
+    return [(int(docs[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]

@@ -10,10 +10,10 @@ a wrong answer. The file names the realm (``realm_uid``) and the model (``model_
 file of another realm or model is emptied and rebuilt, so vectors of two models never meet in one
 ranking.
 
-A scope's vectors are one contiguous float32 matrix kept in memory with its int8 form, extended as
-the file grows; a query is an exact search of them (recall/exact.py), or a search of the scope's
-graph index once it holds ``ann_min`` vectors (recall/neighbours.py, recall/ann.py). A gateway
-that ranks lexically keeps the file but marks it paused, so its indexing process does not fill it.
+A scope's vectors are one contiguous float32 matrix kept in memory, extended as the file grows; a
+query is one matrix-vector product, or a search of the scope's graph index once it holds
+``ann_min`` vectors (recall/neighbours.py, recall/ann.py). A gateway that ranks lexically keeps
+the file but marks it paused, so its indexing process does not fill it.
 """
 
 from __future__ import annotations
