@@ -228,7 +228,15 @@ def stdio(
     show_envvar=True,
     help="Address to bind (beyond loopback, see --allow-unauthenticated).",
 )
-@click.option("--port", default=8765, show_default=True, type=int, envvar="META_PORT", show_envvar=True)
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(1, 65535),
+    envvar="META_PORT",
+    show_envvar=True,
+    help="TCP port to listen on (1-65535).",
+)
 @click.option(
     "--allow-unauthenticated",
     is_flag=True,
@@ -246,7 +254,7 @@ def serve(
     """Serve JSON-RPC over HTTP: POST /rpc, POST /console/rpc, GET /v1/health, GET /metrics, the console."""
     from .gateway.http import build_app, check_console_exposure
     from .gateway.security import is_loopback_host
-    from .gateway.server import serve_http
+    from .gateway.server import listening_socket, serve_http
 
     try:
         config = _start_logging(log_level, log_format, config_path)
@@ -271,16 +279,22 @@ def serve(
         check_console_exposure(config)  # on every host, before the state dir is touched
     except ConfigError as exc:
         _refuse(exc.message)
+    try:  # the address first: a port in use is one line, before the state dir is touched
+        sock = listening_socket(host, port)
+    except OSError as exc:
+        _refuse(f"cannot listen on {host}:{port} (--host, --port): {exc.strerror or exc}")
     try:
         runtime = MetaRuntime.open(state_dir, config, serving=True)
     except MetaError as exc:
+        sock.close()
         _refuse(exc.message)
     try:
         app = build_app(runtime, host=host, port=port, on_shutdown=runtime.close)
     except MetaError as exc:
         runtime.close()
+        sock.close()
         _refuse(exc.message)
-    _say(f"meta_gateway serving {runtime.state_dir} on http://{host}:{port}")
+    _say(f"meta_gateway serving {runtime.state_dir} on http://{_url_host(host)}:{port}")
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the handler it
     # found; ours makes that graceful stop a clean exit (status 0, like stdio) instead of a kill.
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -288,6 +302,7 @@ def serve(
     try:
         serve_http(
             app,
+            sock=sock,
             host=host,
             port=port,
             log_level=log_level,
@@ -297,6 +312,10 @@ def serve(
         )
     finally:
         runtime.close()
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def _unauthenticated_surfaces(config: MetaConfig) -> list[str]:
@@ -493,7 +512,8 @@ EXIT_DOCTOR_ERRORS = 1
 @click.option(
     "--state-dir",
     type=click.Path(path_type=Path),
-    required=True,
+    default=DEFAULT_STATE_DIR,
+    show_default=True,
     envvar=STATE_DIR_ENV,
     show_envvar=True,
     help="State directory to diagnose (read only: nothing is created or written).",

@@ -101,8 +101,8 @@ class MethodNotFound(ProtocolError):
 
     code = -32601
 
-    def __init__(self, message: str = "Method not found") -> None:
-        super().__init__(message)
+    def __init__(self, message: str = "Method not found", *, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message, data=data)
 
 
 class InvalidParams(MetaError):

@@ -64,6 +64,7 @@ def test_the_ledger_methods_exist_on_rpc_only_and_are_not_found_on_console_rpc(
     assert rpc(client, method, params, path="/console/rpc")["error"] == {
         "code": -32601,
         "message": "Method not found",
+        "data": {"detail": f"no method {method!r} here (rpc.discover lists them)"},
     }
 
 
@@ -151,13 +152,14 @@ def test_a_notification_gets_204_with_an_empty_body(client: TestClient) -> None:
     assert (response.status_code, response.content) == (204, b"")
 
 
-def test_a_body_over_4_mib_is_an_invalid_request_declared_or_streamed(client: TestClient) -> None:
+def test_a_body_over_4_mib_is_http_413_and_an_invalid_request_declared_or_streamed(client: TestClient) -> None:
     json_type = {"content-type": "application/json"}
     declared = client.post("/rpc", content=b" " * (4 * 1024 * 1024 + 1), headers=json_type)
     streamed = client.post("/rpc", content=iter([b" " * (1024 * 1024)] * 5), headers=json_type)  # chunked
     for response in (declared, streamed):
-        assert response.status_code == 200
+        assert response.status_code == 413
         body = response.json()
+        assert body["error"]["data"] == {"detail": f"request exceeds {4 * 1024 * 1024} bytes"}
         assert body["id"] is None and {k: body["error"][k] for k in ("code", "message")} == INVALID_REQUEST
     assert client.get("/v1/health").status_code == 200
 

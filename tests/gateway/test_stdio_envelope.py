@@ -39,12 +39,16 @@ def test_notifications_get_no_reply_even_when_they_fail(session: Any) -> None:
     assert session.call("meta/capabilities", id="after-notifications")["result"]["contract_version"]
 
 
-def test_malformed_json_is_a_parse_error_with_a_null_id(session: Any) -> None:
+def test_malformed_json_is_a_parse_error_with_a_null_id_and_where_it_broke(session: Any) -> None:
     session.send_raw(b'{"jsonrpc": "2.0", "id": 7, "method": \n')
     assert session.read() == {
         "jsonrpc": "2.0",
         "id": None,
-        "error": {"code": -32700, "message": "Parse error"},
+        "error": {
+            "code": -32700,
+            "message": "Parse error",
+            "data": {"detail": "Expecting value at line 1, column 39"},
+        },
     }
 
 
@@ -88,9 +92,17 @@ def test_an_id_of_the_wrong_type_is_an_invalid_request_with_a_null_id(session: A
     assert session.read() == {"jsonrpc": "2.0", "id": None, "error": INVALID_REQUEST}
 
 
-def test_an_unknown_method_is_method_not_found(session: Any) -> None:
+def test_an_unknown_method_is_method_not_found_naming_it(session: Any) -> None:
     reply = session.call("meta/memory/delete", {"entity": "e"}, id=41)
-    assert reply == {"jsonrpc": "2.0", "id": 41, "error": {"code": -32601, "message": "Method not found"}}
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": 41,
+        "error": {
+            "code": -32601,
+            "message": "Method not found",
+            "data": {"detail": "no method 'meta/memory/delete' here (rpc.discover lists them)"},
+        },
+    }
 
 
 def test_ids_without_a_json_spelling_are_refused_and_every_reply_stays_strict_json(session: Any) -> None:

@@ -103,7 +103,7 @@ def test_an_oversized_body_is_counted_as_a_refusal_not_as_a_request(
         b'{"jsonrpc": "2.0", "id": 1, "method": "meta/status", "params": "' + b"a" * (4 * 1024 * 1024) + b'"}'
     )
     reply = client.post("/rpc", content=huge, headers={"content-type": "application/json"})
-    assert reply.json()["error"]["code"] == -32600
+    assert reply.status_code == 413 and reply.json()["error"]["code"] == -32600
     found = samples(client.get("/metrics").text)
     assert sample(found, "meta_boundary_refusals_total", surface="rpc", reason="body_too_large") == 1
     assert not [key for key in found if key[0] == "meta_requests_total"]

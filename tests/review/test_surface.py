@@ -156,7 +156,7 @@ def test_the_console_http_route_decides_and_the_sdk_http_route_does_not_know_the
             "/console/rpc", json={**body, "params": {**params, "verdict": "tombstone"}}
         ).json()
 
-    assert sdk["error"] == {"code": -32601, "message": "Method not found"}
+    assert (sdk["error"]["code"], sdk["error"]["message"]) == (-32601, "Method not found")
     assert console["id"] == 9 and console["result"]["outcome"] == "released"
     assert console["result"]["decision"]["review"]["reviewer"] == {"kind": "console", "principal": None}
     assert replay["result"]["outcome"] == "already_released"

@@ -145,7 +145,7 @@ def test_an_oversized_http_body_is_refused_while_the_client_is_still_sending(ser
         in_flight = sent[0]
         sock.close()
         sender.join(timeout=DEADLINE_S)
-        assert reply.startswith(b"HTTP/1.1 200 ") and b'"code":-32600' in reply
+        assert reply.startswith(b"HTTP/1.1 413 ") and b'"code":-32600' in reply
         assert in_flight < total // 2, f"the reply came only after {in_flight} of {total} bytes"
     assert "result" in gateway.rpc("meta/status")
 

@@ -285,10 +285,9 @@ def test_a_secret_in_the_rationale_is_refused_and_nothing_changes(desk: Desk) ->
 
 def test_the_method_is_on_the_console_only(desk: Desk) -> None:
     body = {"jsonrpc": "2.0", "id": 1, "method": RESOLVE, "params": {}}
-    assert desk.client.post("/rpc", json=body).json()["error"] == {
-        "code": -32601,
-        "message": "Method not found",
-    }
+    error = desk.client.post("/rpc", json=body).json()["error"]
+    assert (error["code"], error["message"]) == (-32601, "Method not found")
+    assert RESOLVE in error["data"]["detail"]
 
 
 def test_the_records_grants_decide_who_may_resolve(guarded: Desk) -> None:

@@ -201,6 +201,9 @@ class Dispatcher:
         started = time.perf_counter()
         try:
             payload = _parse(raw)
+        except json.JSONDecodeError as exc:  # where: the line and column of the first fault
+            where = f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
+            return self._envelope_error(ParseError(), ctx, started, detail=where)
         except (ValueError, RecursionError):
             return self._envelope_error(ParseError(), ctx, started)
         return self.handle_payload(payload, ctx, started=started)
@@ -271,7 +274,7 @@ class Dispatcher:
     def _call(self, name: str, params: Any, ctx: CallContext) -> Any:
         method = self._methods.get(name)
         if method is None or ctx.surface not in method.surfaces:
-            raise MethodNotFound()
+            raise MethodNotFound(data={"detail": f"no method {name!r} here (rpc.discover lists them)"})
         if method.mutating and ctx.surface == CONSOLE and self.console_read_only:
             raise ReadOnly()
         _require_text(params, "params")

@@ -113,7 +113,7 @@ def _rpc_endpoint(
             raw = await _read_capped(request, dispatcher.max_request_bytes)
         except _Oversized:
             note_refusal(request.scope, "body_too_large")
-            return JSONResponse(dispatcher.oversized())
+            return JSONResponse(dispatcher.oversized(), status_code=413)
         except ClientDisconnect:
             log.info(
                 "%s disconnected before sending the whole request to %s", _client(request), request.url.path

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -85,9 +86,30 @@ class DeadlineH11Protocol(H11Protocol):
         self.transport.close()
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` and listening, as uvicorn would make it.
+
+    Raises:
+        OSError: the address cannot be resolved or bound (in use, not this machine's, no permission).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    infos = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)
+    sock = socket.socket(infos[0][0], socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(infos[0][4])
+        sock.listen(2048)
+        sock.set_inheritable(True)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def serve_http(
     app: Any,
     *,
+    sock: socket.socket | None = None,
     host: str,
     port: int,
     log_level: str,
@@ -96,7 +118,8 @@ def serve_http(
     on_timeout: Callable[[], None] | None = None,
 ) -> None:
     """Serve ``app`` until SIGINT/SIGTERM (uvicorn's graceful shutdown), logging to stderr in
-    ``log_format`` (logs.py; in JSON uvicorn's access lines give way to the app's own)."""
+    ``log_format`` (logs.py; in JSON uvicorn's access lines give way to the app's own); on
+    ``sock`` (:func:`listening_socket`) when given, else on a socket uvicorn binds."""
     # A staticmethod: stored on the class, a plain function would be bound to each connection.
     hook = staticmethod(on_timeout) if on_timeout is not None else None
     protocol = type(
@@ -104,7 +127,7 @@ def serve_http(
         (DeadlineH11Protocol,),
         {"request_timeout_s": float(request_timeout_s), "on_timeout": hook},
     )
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -115,3 +138,7 @@ def serve_http(
         http=protocol,
         timeout_graceful_shutdown=5,  # open SSE streams must not hold a shutdown forever
     )
+    server = uvicorn.Server(config)
+    server.run(sockets=None if sock is None else [sock])
+    if not server.started:  # the app's startup failed (logged): as uvicorn.run exits
+        raise SystemExit(3)

@@ -1,0 +1,51 @@
+"""What the CLI says is true: a port out of range is refused naming ``--port``; "serving on" is
+printed only once the socket is bound, and a port already in use is one line and a non-zero exit,
+with the state dir untouched; ``doctor`` defaults ``--state-dir`` as the other commands do."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@pytest.mark.parametrize("port", ["99999", "0", "-1", "http"])
+def test_a_port_out_of_range_is_refused_naming_the_option(
+    run_gateway: Callable[..., Any], tmp_path: Path, port: str
+) -> None:
+    state = tmp_path / "state"
+    run = run_gateway("serve", "--state-dir", str(state), "--port", port)
+    assert run.status == 2
+    assert "--port" in run.stderr and port in run.stderr
+    assert "serving" not in run.stdout + run.stderr and "Traceback" not in run.stderr
+    assert not state.exists()
+
+
+def test_a_port_in_use_is_one_line_and_a_failure_before_anything_is_served(
+    run_gateway: Callable[..., Any], tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        run = run_gateway("serve", "--state-dir", str(state), "--port", str(port))
+    assert run.status != 0
+    assert "serving" not in run.stdout + run.stderr
+    assert "Traceback" not in run.stderr and "Errno" not in run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, run.stderr
+    assert f"127.0.0.1:{port}" in lines[0] and "--port" in lines[0] and "in use" in lines[0]
+    assert not state.exists()  # the address is checked before the state dir is made
+
+
+def test_doctor_defaults_the_state_dir_like_the_other_commands(
+    run_gateway: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    run = run_gateway("doctor", "--json")
+    assert "Missing option" not in run.stderr
+    assert ".meta/state" in run.stdout + run.stderr
