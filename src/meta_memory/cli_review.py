@@ -146,11 +146,13 @@ def review_list(
         click.echo("The quarantine is empty.")
         return
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table(title=f"Quarantined records ({len(rows)})")
-    for column in ("memory_id", "realm", "identity", "title", "reason", "written"):
-        table.add_column(column)
+    table = _listing(
+        f"Quarantined records ({len(rows)})",
+        "memory_id",
+        [row["memory_id"] for row in rows],
+        ("realm", "identity", "title", "reason", "written"),
+    )
     for row in rows:
         table.add_row(
             row["memory_id"],
@@ -162,6 +164,21 @@ def review_list(
         )
     Console(highlight=False).print(table)
     click.echo("Show one with `meta_gateway review show MEMORY_ID ...` before deciding it.")
+
+
+def _listing(title: str, id_column: str, ids: list[str], columns: tuple[str, ...]) -> Any:
+    """A table whose first column holds ids whole (the value the next command needs), at any
+    terminal width: the other columns share what is left and fold."""
+    from rich.console import Console
+    from rich.table import Table
+
+    widest = max(len(i) for i in ids)
+    left = Console().width - widest - 3 * (len(columns) + 1) - 1
+    table = Table(title=title)
+    table.add_column(id_column, no_wrap=True, min_width=widest)
+    for column in columns:
+        table.add_column(column, overflow="fold", max_width=max(4, left // len(columns)))
+    return table
 
 
 def _detail(console: Any, memory_id: str, realm: str | None) -> dict[str, Any]:
@@ -311,11 +328,13 @@ def review_proposals(
         click.echo("No proposals wait for a decision.")
         return
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table(title=f"Open proposals ({len(rows)})")
-    for column in ("proposal_id", "realm", "scope", "title", "status", "tainted", "proposed"):
-        table.add_column(column)
+    table = _listing(
+        f"Open proposals ({len(rows)})",
+        "proposal_id",
+        [row["proposal_id"] for row in rows],
+        ("realm", "scope", "title", "status", "tainted", "proposed"),
+    )
     for row in rows:
         table.add_row(
             row["proposal_id"],

@@ -4,6 +4,7 @@ with the state dir untouched; ``doctor`` defaults ``--state-dir`` as the other c
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -49,3 +50,32 @@ def test_doctor_defaults_the_state_dir_like_the_other_commands(
     run = run_gateway("doctor", "--json")
     assert "Missing option" not in run.stderr
     assert ".meta/state" in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("columns", ["60", "80", "120"])
+def test_review_list_prints_every_id_whole_at_any_terminal_width(tmp_path: Path, columns: str) -> None:
+    from click.testing import CliRunner
+
+    from meta_memory import Meta
+    from meta_memory.cli import main
+
+    state = tmp_path / "state"
+    config = tmp_path / "meta.toml"
+    config.write_text('[memory]\nkind = "local_json"\n[agent_memory]\nllm_writes = "quarantined"\n')
+    builder = Meta.builder().persistent_state(state).memory().agent_memory(llm_writes="quarantined")
+    with builder.build() as meta:
+        session = meta.open_session("lead:with-a-rather-long-identity-name")
+        for i in range(2):
+            session.memory_tool(
+                {"action": "remember", "title": f"Title {i} " * 6, "body": "Rotate keys monthly."}
+            )
+    env = {"META_STATE_DIR": str(state), "META_CONFIG": str(config), "COLUMNS": columns}
+    ids = [
+        row["memory_id"]
+        for row in json.loads(CliRunner().invoke(main, ["review", "list", "--json"], env=env).output)
+    ]
+    assert len(ids) == 2
+    listed = CliRunner().invoke(main, ["review", "list"], env=env)
+    assert listed.exit_code == 0, listed.output
+    for memory_id in ids:
+        assert memory_id in listed.output
