@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import getpass
 import json
+import re
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -98,6 +99,22 @@ def _console(
     except MetaError as exc:
         click.echo(f"meta_gateway: {exc.message}", err=True)
         sys.exit(EXIT_REFUSED)
+
+
+# The wire's parameter names, as the user typed them on this command line.
+_FLAGS = {
+    "expected_content_hash": "--hash",
+    "rationale": "--rationale",
+    "realm": "--realm",
+    "memory_id": "MEMORY_ID",
+    "proposal_id": "PROPOSAL_ID",
+}
+
+
+def _as_typed(message: str) -> str:
+    """A refusal's message with each parameter it names replaced by the flag behind it."""
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, _FLAGS)) + r")\b")
+    return pattern.sub(lambda m: _FLAGS[m.group(1)], message)
 
 
 def _when(ms: int) -> str:
@@ -277,7 +294,7 @@ def _decide(verdict: str) -> Any:
             try:
                 answer = console.call("meta/memory/quarantine/decide", params)
             except MetaError as exc:
-                click.echo(f"meta_gateway: {exc.message}", err=True)
+                click.echo(f"meta_gateway: {_as_typed(exc.message)}", err=True)
                 sys.exit(EXIT_REFUSED)
         if as_json:
             _print_json(answer)
@@ -435,7 +452,7 @@ def _decide_proposal(verdict: str) -> Any:
             try:
                 answer = console.call("meta/memory/proposals/decide", params)
             except MetaError as exc:
-                click.echo(f"meta_gateway: {exc.message}", err=True)
+                click.echo(f"meta_gateway: {_as_typed(exc.message)}", err=True)
                 sys.exit(EXIT_REFUSED)
         if as_json:
             _print_json(answer)

@@ -79,3 +79,22 @@ def test_review_list_prints_every_id_whole_at_any_terminal_width(tmp_path: Path,
     assert listed.exit_code == 0, listed.output
     for memory_id in ids:
         assert memory_id in listed.output
+
+
+def test_a_refused_decision_names_the_flag_the_user_typed(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from meta_memory import Meta
+    from meta_memory.cli import main
+
+    state = tmp_path / "state"
+    config = tmp_path / "meta.toml"
+    config.write_text('[memory]\nkind = "local_json"\n[agent_memory]\nllm_writes = "quarantined"\n')
+    builder = Meta.builder().persistent_state(state).memory().agent_memory(llm_writes="quarantined")
+    with builder.build() as meta:
+        meta.open_session("lead").memory_tool({"action": "remember", "title": "Keys", "body": "Rotate keys."})
+    env = {"META_STATE_DIR": str(state), "META_CONFIG": str(config)}
+    (row,) = json.loads(CliRunner().invoke(main, ["review", "list", "--json"], env=env).output)
+    refused = CliRunner().invoke(main, ["review", "release", row["memory_id"], "--hash", "deadbeef"], env=env)
+    assert refused.exit_code != 0
+    assert "--hash" in refused.output and "expected_content_hash" not in refused.output
