@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -177,3 +178,25 @@ def test_the_storage_census_names_the_server_not_the_password(
     assert slots["agent_memory"]["resolution"] == "persistent" and not slots["agent_memory"]["degraded"]
     host, _, rest = pg.dsn.partition("//")[2].partition("?")[0].rpartition("@")[2].partition(":")
     assert f"{host}:{rest}" in slots["agent_memory"]["detail"]  # host:port/database
+
+
+def test_a_database_that_does_not_exist_refuses_the_boot_at_once_in_one_line(
+    run_gateway: Callable[..., Any], write_config: Callable[[str], Path], wire_json: Any, tmp_path: Path
+) -> None:
+    """A refusal no retry changes fails at once, not after the pool's 15 s of attempts."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    from ..conftest import PG_DSN
+
+    missing = make_conninfo(**{**conninfo_to_dict(PG_DSN), "dbname": "meta_no_such_database"})
+    config = write_config(toml_for(missing, timeout_s=15))
+
+    started = time.monotonic()
+    run = run_gateway("stdio", "--state-dir", str(tmp_path / "state"), "--config", str(config))
+    took = time.monotonic() - started
+
+    error = _one_error_line(run, wire_json)
+    assert error["code"] == -32014 and "the database does not exist" in error["message"]
+    assert "meta_no_such_database" in error["message"]
+    assert took < 10, f"the boot took {took:.1f} s to refuse"
+    assert "pool" not in run.stderr.lower()  # no retry warnings from the connection pool

@@ -76,6 +76,13 @@ def open_pool(dsn: str, *, min_size: int, max_size: int, timeout_s: float) -> ps
     except psycopg.ProgrammingError as exc:
         raise StorageRefused(f"agent_memory.postgres.dsn is not a valid PostgreSQL DSN ({where})") from exc
 
+    # A server that answers with a refusal no retry changes (no such database, a wrong password,
+    # a host name that does not resolve) fails the boot at once, in one line; the pool below
+    # retries only what may pass (a server still starting, a network blip).
+    reason, permanent = _probe(dsn, timeout_s)
+    if permanent:
+        raise StorageRefused(f"cannot connect to PostgreSQL at {where}: {reason}")
+
     # A connection handed out after a quiet spell is checked first (one round trip), so that one
     # the server dropped meanwhile (a restart, an idle timeout) is replaced, not used; one in
     # steady use is not, which would cost every call a round trip. One lost under load fails its
@@ -113,30 +120,33 @@ def open_pool(dsn: str, *, min_size: int, max_size: int, timeout_s: float) -> ps
         pool.open(wait=True, timeout=timeout_s + 5)
     except psycopg_pool.PoolTimeout as exc:
         pool.close()
-        reason = _first_connect_error(dsn, timeout_s)
-        raise StorageRefused(f"cannot connect to PostgreSQL at {where}: {reason}") from exc
+        reason, _ = _probe(dsn, timeout_s)
+        raise StorageRefused(
+            f"cannot connect to PostgreSQL at {where}: {reason or 'the pool could not open its connections in time'}"
+        ) from exc
     return pool
 
 
-def _first_connect_error(dsn: str, timeout_s: float) -> str:
-    """Why a direct connection fails, in our words (logged in full)."""
+def _probe(dsn: str, timeout_s: float) -> tuple[str | None, bool]:
+    """Why a direct connection fails, in our words (logged in full), and whether retrying cannot
+    help; ``(None, False)`` when it connects."""
     try:
         psycopg.connect(dsn, connect_timeout=max(1, math.ceil(timeout_s))).close()
     except psycopg.OperationalError as exc:
-        log.error("connecting to PostgreSQL failed: %s", exc)
+        log.warning("connecting to PostgreSQL failed: %s", exc)
         text = str(exc).lower()
-        if "does not exist" in text and "database" in text:
-            return "the database does not exist"
-        if "password" in text or "authentication" in text:
-            return "authentication failed"
-        if "refused" in text:
-            return "connection refused (is the server running?)"
-        if "timeout" in text or "timed out" in text:
-            return "the connection timed out"
+        if exc.sqlstate == "3D000" or ("does not exist" in text and "database" in text):
+            return "the database does not exist", True
+        if (exc.sqlstate or "").startswith("28") or "password" in text or "authentication" in text:
+            return "authentication failed", True
         if "could not translate host name" in text or "name or service not known" in text:
-            return "the host name does not resolve"
-        return "the server refused the connection (see the gateway log)"
-    return "the pool could not open its connections in time"
+            return "the host name does not resolve", True
+        if "refused" in text:
+            return "connection refused (is the server running?)", False
+        if "timeout" in text or "timed out" in text:
+            return "the connection timed out", False
+        return "the server refused the connection (see the gateway log)", False
+    return None, False
 
 
 def unavailable(exc: BaseException, what: str) -> StoreUnavailable:
