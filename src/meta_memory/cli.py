@@ -575,7 +575,9 @@ def _print_diagnosis(result: dict[str, Any]) -> None:
     state_dir = Path(result["state_dir"])
     findings: list[dict[str, Any]] = result["diagnosis"]["findings"]
     inventory: list[dict[str, Any]] = result["diagnosis"]["inventory"]
-    console.print(f"[bold]Storage doctor[/bold] {escape(str(state_dir))}")
+    # A path is printed whole on a line of its own (soft_wrap: the terminal may fold it, rich never
+    # breaks it), so it can be copied; tables hold no paths.
+    console.print(f"[bold]Storage doctor[/bold] {escape(str(state_dir))}", soft_wrap=True)
 
     def table(title: str) -> Table:
         return Table(
@@ -593,23 +595,22 @@ def _print_diagnosis(result: dict[str, Any]) -> None:
         return str(Path(path).relative_to(state_dir)) if Path(path).is_relative_to(state_dir) else path
 
     styles = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-    findings_table = table("Findings")
-    findings_table.add_column("Severity", no_wrap=True)
-    findings_table.add_column("Code", no_wrap=True)
-    findings_table.add_column("Message", ratio=1, overflow="fold")
+    console.print()
+    console.print("[bold]Findings[/bold]")
     for f in findings:
+        console.print(
+            f"[{styles[f['severity']]}]{f['severity']}[/] {escape(f['code'])}  {escape(f['message'])}"
+        )
         where = [f"realm {f['realm']}"] if "realm" in f else []
         if "path" in f:
             where.append(shown(f["path"]))
-        message = escape(f["message"]) + (f"\n[dim]{escape(' · '.join(where))}[/dim]" if where else "")
-        findings_table.add_row(f"[{styles[f['severity']]}]{f['severity']}[/]", escape(f["code"]), message)
-    console.print()
-    console.print(findings_table)
+        if where:
+            console.print(f"  [dim]{escape(' · '.join(where))}[/dim]", soft_wrap=True)
     if inventory:
         statuses = ("active", "quarantined", "superseded", "tombstoned")
         identity = inventory[0].get("identity")
         realms = table("Realms")
-        realms.add_column("Realm / file", ratio=1, overflow="fold")
+        realms.add_column("Realm", ratio=1, overflow="fold")
         for header in ("Schema", "Active", "Quar.", "Sup.", "Tomb.", "Queue", "Fresh"):
             realms.add_column(header, justify="right", no_wrap=True)
         realms.add_column("Size", justify="right", no_wrap=True)
@@ -622,7 +623,7 @@ def _print_diagnosis(result: dict[str, Any]) -> None:
         for entry in inventory:
             counts = entry["records"] or {}
             row = [
-                f"{escape(entry['realm'])}\n[dim]{escape(shown(entry['path']))}[/dim]",
+                escape(entry["realm"]),
                 count(entry["schema_version"]),
                 *(count(counts.get(s)) for s in statuses),
                 count(entry["pending_index"]),
@@ -635,6 +636,10 @@ def _print_diagnosis(result: dict[str, Any]) -> None:
             realms.add_row(*row)
         console.print()
         console.print(realms)
+        for entry in inventory:
+            console.print(
+                f"  {escape(entry['realm'])}: [dim]{escape(shown(entry['path']))}[/dim]", soft_wrap=True
+            )
     errors = sum(1 for f in findings if f["severity"] == "error")
     warnings = sum(1 for f in findings if f["severity"] == "warning")
     console.print()

@@ -27,7 +27,7 @@ class Run:
     stderr: str
 
 
-def doctor(*args: str) -> Run:
+def doctor(*args: str, columns: int = 200) -> Run:
     beside = Path(sys.executable).with_name("meta_gateway")
     found = str(beside) if beside.is_file() else shutil.which("meta_gateway")
     command = [found] if found else [sys.executable, "-c", "from meta_memory.cli import main; main()"]
@@ -36,7 +36,7 @@ def doctor(*args: str) -> Run:
         stdin=subprocess.DEVNULL,
         capture_output=True,
         timeout=60,
-        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+        env={**os.environ, "COLUMNS": str(columns), "NO_COLOR": "1"},
     )
     # Tables pad to the terminal width; a line's meaning ends where its text does.
     stdout = "\n".join(line.rstrip() for line in done.stdout.decode().splitlines())
@@ -125,8 +125,8 @@ def test_a_missing_state_dir_exits_1_and_is_not_created(tmp_path: Path) -> None:
 
 
 def test_bad_usage_exits_2(tmp_path: Path) -> None:
-    assert doctor().status == 2
     assert doctor("--state-dir", str(tmp_path), "--identity", " ").status == 2
+    assert doctor("--no-such-flag").status == 2
 
 
 def test_names_that_look_like_rich_markup_are_printed_literally(tmp_path: Path) -> None:
@@ -135,3 +135,13 @@ def test_names_that_look_like_rich_markup_are_printed_literally(tmp_path: Path) 
     assert run.status == 0
     assert "realm '[bold]ops'" in run.stdout
     assert any(line.startswith("[bold]ops ") for line in run.stdout.splitlines())
+
+
+def test_paths_are_printed_whole_at_80_columns(tmp_path: Path) -> None:
+    deep = tmp_path / ("a-rather-long-directory-name-" * 3) / "state"
+    with MetaRuntime.open(deep) as runtime:
+        MetaHandle(runtime).remember_agent_memory("alice", title="Deploys", body="Deploys on Tuesdays.")
+    run = doctor("--state-dir", str(deep), columns=80)
+    assert run.status == 0, run.stderr
+    assert f"Storage doctor {deep}" in run.stdout.splitlines()
+    assert any(line.strip() == "default: agent-memory/default.sqlite3" for line in run.stdout.splitlines())
