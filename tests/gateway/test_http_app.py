@@ -152,7 +152,9 @@ def test_a_notification_gets_204_with_an_empty_body(client: TestClient) -> None:
     assert (response.status_code, response.content) == (204, b"")
 
 
-def test_a_body_over_4_mib_is_http_413_and_an_invalid_request_declared_or_streamed(client: TestClient) -> None:
+def test_a_body_over_4_mib_is_http_413_and_an_invalid_request_declared_or_streamed(
+    client: TestClient,
+) -> None:
     json_type = {"content-type": "application/json"}
     declared = client.post("/rpc", content=b" " * (4 * 1024 * 1024 + 1), headers=json_type)
     streamed = client.post("/rpc", content=iter([b" " * (1024 * 1024)] * 5), headers=json_type)  # chunked

@@ -329,7 +329,9 @@ def test_a_gateway_switched_to_lexical_recall_leaves_the_vectors_alone_until_it_
 
     def vectors() -> tuple[int, dict[str, str]]:
         with _vectors(state) as db:
-            return db.execute("SELECT count(*) FROM vectors").fetchone()[0], dict(db.execute("SELECT * FROM meta"))
+            return db.execute("SELECT count(*) FROM vectors").fetchone()[0], dict(
+                db.execute("SELECT * FROM meta")
+            )
 
     def wait(what: Callable[[], bool], why: str) -> None:
         deadline = time.monotonic() + 60
@@ -350,6 +352,8 @@ def test_a_gateway_switched_to_lexical_recall_leaves_the_vectors_alone_until_it_
         time.sleep(1.0)
         assert vectors()[0] == 1
     with MetaClient.spawn(state_dir=state, config=config("hybrid")) as meta:
-        meta.remember_agent_memory("lead", title="Nudge", body="One more write, to wake the indexing process.")
+        meta.remember_agent_memory(
+            "lead", title="Nudge", body="One more write, to wake the indexing process."
+        )
         assert "paused" not in vectors()[1]
         wait(lambda: vectors()[0] == len(FILLER) + 2, "what was written while lexical was not embedded")
