@@ -139,8 +139,9 @@ class MemoryMcpServer:
             text, _ = self._session.build_context()
         if text is None:
             return (
-                f"There is no agent memory for {self.identity} (realm {self.realm}) yet: nothing has "
-                f"been remembered with the {MEMORY_TOOL_NAME} tool."
+                f"There is no agent memory for {self.identity} (realm {self.realm}) to inject: no "
+                f"active record. What the {MEMORY_TOOL_NAME} tool remembers appears here; a write held "
+                "for review (quarantined) appears once a reviewer releases it."
             )
         return text
 

@@ -65,6 +65,8 @@ async def test_quarantined_writes_stay_out_of_recall_and_the_memory_block(server
     assert isinstance(contents, types.TextResourceContents)
     assert "nfs-2" not in contents.text
     assert contents.text.startswith(f"There is no agent memory for {server.identity}")
+    assert "nothing has been remembered" not in contents.text  # something was: it waits for review
+    assert "quarantined" in contents.text
 
 
 async def test_the_quarantined_posture_starts_without_the_taint_warning(server: Any) -> None:
