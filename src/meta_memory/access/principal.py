@@ -143,6 +143,11 @@ class BearerAuthenticator:
         self.realm = realm
         self.allows_anonymous = allow_anonymous if allow_anonymous is not None else not entries
 
+    @property
+    def tokenless(self) -> bool:
+        """No token is configured and a call without one is let in: there is nothing to sign in with."""
+        return not self._entries and self.allows_anonymous
+
     @classmethod
     def for_console(cls, console: ConsoleConfig) -> BearerAuthenticator:
         return cls(

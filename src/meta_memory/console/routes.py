@@ -8,6 +8,7 @@ the policy keeps an injected ``<script>`` from running even if one slipped throu
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from html import escape
 from importlib import resources
 
@@ -44,8 +45,10 @@ SECURITY_HEADERS: dict[str, str] = {
 }
 
 
-def render_shell(static_prefix: str = "/console/static") -> str:
-    """The console page: the signed-out form, the navigation and an empty main area."""
+def render_shell(static_prefix: str = "/console/static", *, open_console: bool = False) -> str:
+    """The console page: the signed-out form, the navigation and an empty main area. With
+    ``open_console`` (the console surface takes calls without a token: no console token is
+    configured) the page opens the panel at once instead of asking for a token."""
     template = resources.files(__package__).joinpath("shell.html").read_text(encoding="utf-8")
     nav = "\n".join(
         f'        <li><a href="#/{escape(route)}" data-view="{escape(route)}">{escape(label)}</a></li>'
@@ -56,21 +59,28 @@ def render_shell(static_prefix: str = "/console/static") -> str:
         template.replace("{{nav}}", nav)
         .replace("{{static}}", escape(static_prefix))
         .replace("{{version}}", version)
+        .replace("{{auth}}", "open" if open_console else "token")
     )
 
 
-async def _shell(request: Request) -> Response:
-    return HTMLResponse(render_shell(), headers=SECURITY_HEADERS)
+def _shell(open_console: bool) -> Callable[[Request], Awaitable[Response]]:
+    page = render_shell(open_console=open_console)
+
+    async def shell(request: Request) -> Response:
+        return HTMLResponse(page, headers=SECURITY_HEADERS)
+
+    return shell
 
 
 async def _slash(request: Request) -> Response:
     return RedirectResponse("/console", status_code=308)
 
 
-def console_routes() -> list[BaseRoute]:
-    """``GET /console`` (and ``/console/`` redirecting to it) plus ``/console/static/*``."""
+def console_routes(*, open_console: bool = False) -> list[BaseRoute]:
+    """``GET /console`` (and ``/console/`` redirecting to it) plus ``/console/static/*``;
+    ``open_console``: see :func:`render_shell`."""
     return [
-        Route("/console", _shell, methods=["GET"]),
+        Route("/console", _shell(open_console), methods=["GET"]),
         Route("/console/", _slash, methods=["GET"]),
         Mount(
             "/console/static",

@@ -331,7 +331,9 @@ def build_app(
         stream = _timeline_stream(runtime.timeline, console_auth, visibility)
         routes.append(Route("/console/timeline/stream", stream, methods=["GET"]))
     # The page itself needs no credential: it holds none, and every call it makes is authenticated.
-    routes.extend(console_routes())
+    # Where the console surface takes calls without a token (none is configured), the page opens
+    # the panel without asking for one.
+    routes.extend(console_routes(open_console=console_auth.tokenless))
     policy = BoundaryPolicy.build(runtime.config.http, bound_host=host, port=port)
     app = Starlette(
         routes=routes,

@@ -6,6 +6,8 @@
 // which is read with fetch() streaming because EventSource cannot send that header.
 
 const TOKEN_KEY = "meta-console-token";
+// "open": the gateway's console takes calls without a token (none is configured): no sign-in.
+const OPEN = document.body.dataset.auth === "open";
 const RPC_PATH = "/console/rpc";
 const STREAM_PATH = "/console/timeline/stream";
 const TIMELINE_MAX_ROWS = 200;
@@ -214,7 +216,7 @@ const VIEWS = {
 let renderSeq = 0;
 
 async function route() {
-  if (!sessionStorage.getItem(TOKEN_KEY)) return showSignin();
+  if (!OPEN && !sessionStorage.getItem(TOKEN_KEY)) return showSignin();
   const { name, params } = parseHash();
   const view = VIEWS[name] || viewRecords;
   const navName = name === "record" ? "records" : name;
@@ -1035,9 +1037,11 @@ function start() {
   $("signin-form").addEventListener("submit", signIn);
   $("signout").addEventListener("click", () => signOut());
   window.addEventListener("hashchange", route);
-  if (sessionStorage.getItem(TOKEN_KEY)) {
+  if (OPEN) $("signout").hidden = true; // nothing to sign out of
+  if (OPEN || sessionStorage.getItem(TOKEN_KEY)) {
     $("app").hidden = false;
-    route();
+    if (!location.hash || location.hash === "#") location.hash = "#/records";
+    else route();
   } else {
     showSignin();
   }
