@@ -38,14 +38,19 @@ def test_signing_in_lists_records_newest_first_and_keeps_the_token_for_the_tab(
 
     sign_in(page)
 
+    # Active records by default; the quarantined one under status "any" (or "quarantined").
     rows = page.locator(".view[data-view=records] tbody tr")
-    expect(rows).to_have_count(3)
-    expect(rows.nth(0)).to_contain_text("Admin hint")
-    expect(rows.nth(0)).to_contain_text("quarantined")
-    expect(rows.nth(2)).to_contain_text("Deploy policy")
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0)).to_contain_text("Editor")
+    expect(rows.nth(1)).to_contain_text("Deploy policy")
     expect(page.locator(".nav a.active")).to_have_text("Records")
     assert page.evaluate("sessionStorage.getItem('meta-console-token')") == "console-test-token"
     screenshot(page, "records")
+    page.get_by_label("Status").select_option("any")
+    page.get_by_role("button", name="Apply").click()
+    expect(rows).to_have_count(3)
+    expect(rows.nth(0)).to_contain_text("Admin hint")
+    expect(rows.nth(0)).to_contain_text("quarantined")
 
     page.reload()
     expect(rows).to_have_count(3)  # still signed in: the tab kept its token

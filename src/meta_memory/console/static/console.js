@@ -276,6 +276,10 @@ function textField(name, label, current, placeholder) {
 async function viewRecords(mount, query, live) {
   const filters = {};
   for (const key of ["realm", "scope", "status", "identity"]) if (query.get(key)) filters[key] = query.get(key);
+  // Active records unless asked otherwise ("any": every status, a record's versions side by side).
+  const status = filters.status || "active";
+  if (status === "any") delete filters.status;
+  else filters.status = status;
   const cursor = query.get("cursor");
   mount.append(pageHead("Records", "Memory records, newest updated first. Bodies open in a record's detail."));
 
@@ -284,7 +288,16 @@ async function viewRecords(mount, query, live) {
     { class: "card filters", "aria-label": "Filters" },
     textField("realm", "Realm", filters.realm, "all realms"),
     selectField("scope", "Scope", SCOPES, filters.scope),
-    selectField("status", "Status", STATUSES, filters.status),
+    el(
+      "label",
+      {},
+      "Status",
+      el(
+        "select",
+        { name: "status" },
+        ...[...STATUSES, "any"].map((option) => el("option", { value: option, text: option, selected: option === status })),
+      ),
+    ),
     textField("identity", "Identity", filters.identity, "any identity"),
     el("button", { type: "submit", class: "primary", text: "Apply" }),
     el("button", { type: "button", text: "Clear", onclick: () => (location.hash = "#/records") }),
@@ -321,13 +334,14 @@ async function viewRecords(mount, query, live) {
     ),
   );
   const pager = el("div", { class: "pager" });
+  const kept = status === "any" ? { ...filters, status: "any" } : filters;
   if (cursor) {
-    const first = new URLSearchParams(filters);
+    const first = new URLSearchParams(kept);
     pager.append(el("a", { href: `#/records?${first}`, text: "First page" }));
   }
   pager.append(el("span", { class: "muted small", text: `${rows.length} shown` }));
   if (result.next_cursor) {
-    const next = new URLSearchParams({ ...filters, cursor: result.next_cursor });
+    const next = new URLSearchParams({ ...kept, cursor: result.next_cursor });
     pager.append(el("button", { type: "button", text: "Next page →", onclick: () => (location.hash = `#/records?${next}`) }));
   }
   mount.append(pager);
