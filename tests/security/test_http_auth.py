@@ -4,6 +4,8 @@ confined to realms touches only those; a host session answers only to the key th
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pytest
 
@@ -178,3 +180,24 @@ def test_tokens_never_reach_the_log(serve: object) -> None:
     assert "POST /rpc" in log
     for secret in (APP_TOKEN, "a-wrong-guess-token", hash_token(APP_TOKEN)):
         assert secret not in log
+
+
+def test_a_token_sent_to_a_surface_without_tokens_is_refused_saying_why(tmp_path: Path) -> None:
+    """The quickstart gateway has no tokens: a client that sends one learns that, not just 'failed'."""
+    from starlette.testclient import TestClient
+
+    from meta_memory.config import load_config_dict
+    from meta_memory.gateway.http import build_app
+    from meta_memory.runtime import MetaRuntime
+
+    config = load_config_dict({"memory": {"kind": "local_json"}})
+    with (
+        MetaRuntime.open(tmp_path / "state", config) as runtime,
+        TestClient(build_app(runtime), base_url="http://127.0.0.1:8765") as client,
+    ):
+        body = {"jsonrpc": "2.0", "id": 1, "method": "meta/status"}
+        refused = client.post("/rpc", json=body, headers={"Authorization": "Bearer some-token"})
+        assert refused.status_code == 401
+        error = refused.json()["error"]
+        assert "no tokens configured" in error["message"] and error["data"]["reason"] == "invalid_token"
+        assert "result" in client.post("/rpc", json=body).json()  # without one it answers

@@ -19,6 +19,7 @@ import hmac
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..config import ConsoleConfig, RpcConfig
 from ..errors import ConfigError, MetaError
@@ -74,9 +75,12 @@ class AuthenticationFailed(MetaError):
 
     code = -32030
 
-    def __init__(self, reason: str, *, realm: str = "meta-console") -> None:
+    def __init__(self, reason: str, *, realm: str = "meta-console", detail: str | None = None) -> None:
         message = "authentication required" if reason == "missing_token" else "authentication failed"
-        super().__init__(message, data={"kind": "unauthenticated", "reason": reason})
+        data: dict[str, Any] = {"kind": "unauthenticated", "reason": reason}
+        if detail is not None:
+            message, data["detail"] = f"{message}: {detail}", detail
+        super().__init__(message, data=data)
         self.reason = reason
         self.realm = realm
 
@@ -196,5 +200,12 @@ class BearerAuthenticator:
             if hmac.compare_digest(presented, entry.digest):
                 found = entry.principal
         if found is None:
-            raise AuthenticationFailed("invalid_token", realm=self.realm)
+            # A token sent where none is configured: say so (it is refused all the same, as a
+            # client that means to authenticate must learn that it does not).
+            detail = (
+                "this surface has no tokens configured; send the request without one"
+                if not self._entries
+                else None
+            )
+            raise AuthenticationFailed("invalid_token", realm=self.realm, detail=detail)
         return found
