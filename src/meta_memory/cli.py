@@ -794,7 +794,9 @@ EXIT_COPY_REFUSED = 1
     "prefer stdin: a command-line argument lands in shell history and process listings.",
 )
 def hash_token_command(token: str | None) -> None:
-    """Print the SHA-256 of a console bearer token, for `token_sha256` in [[console.auth.tokens]]."""
+    """Print the SHA-256 of a bearer token, for `token_sha256` in either kind of token entry:
+    [[console.auth.tokens]] (the console, POST /console/rpc, GET /metrics) or [[rpc.auth.tokens]]
+    (the application surface, POST /rpc). The config keeps only this hash."""
     from .access.principal import hash_token
 
     if token is None:

@@ -98,3 +98,10 @@ def test_a_refused_decision_names_the_flag_the_user_typed(tmp_path: Path) -> Non
     refused = CliRunner().invoke(main, ["review", "release", row["memory_id"], "--hash", "deadbeef"], env=env)
     assert refused.exit_code != 0
     assert "--hash" in refused.output and "expected_content_hash" not in refused.output
+
+
+def test_help_covers_both_token_kinds_and_the_port(run_gateway: Callable[..., Any]) -> None:
+    hashing = run_gateway("hash-token", "--help").stdout
+    assert "[[console.auth.tokens]]" in hashing and "[[rpc.auth.tokens]]" in hashing
+    serving = run_gateway("serve", "--help").stdout
+    assert "TCP port to listen on" in serving
