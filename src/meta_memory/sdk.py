@@ -172,6 +172,47 @@ class MetaBuilder:
         return self
 
     @accepts_aliases
+    def access_control(self, path: str | os.PathLike[str]) -> MetaBuilder:
+        """Load the access rules from a TOML file: an ``[access]`` table, as in a gateway config
+        (``enabled``, ``admins``, ``[[access.rules]]``), validated here.
+
+        Args:
+            path: the TOML file.
+
+        Returns:
+            This builder.
+
+        Raises:
+            ConfigError: the file cannot be read, is not TOML, holds no ``[access]`` table or
+                holds anything else, or its rules are invalid (the message names the file and key).
+        """
+        import tomllib
+
+        shown = os.fspath(path)
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+        except OSError as exc:
+            raise ConfigError(f"{shown}: cannot be read ({exc.strerror or exc})") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{shown}: not TOML ({exc})") from None
+        if set(data) != {"access"} or not isinstance(data["access"], dict):
+            raise ConfigError(f"{shown}: an access-control file holds one [access] table and nothing else")
+        load_config_dict({"access": data["access"]}, source=shown)  # refuse bad rules at the call
+        self._config["access"] = data["access"]
+        return self
+
+    def console_read_only(self) -> MetaBuilder:
+        """Make the console surface read-only: its mutating methods (decide, remember, forget, ...)
+        are refused (-32010) and left out of its capabilities.
+
+        Returns:
+            This builder.
+        """
+        self._config["console"] = {**self._config.get("console", {}), "read_only": True}
+        return self
+
+    @accepts_aliases
     def roster_provider(self, provider: RosterProvider) -> MetaBuilder:
         """A callback the access rules ask about an identity the roster entries do not name.
 
