@@ -105,3 +105,20 @@ def test_help_covers_both_token_kinds_and_the_port(run_gateway: Callable[..., An
     assert "[[console.auth.tokens]]" in hashing and "[[rpc.auth.tokens]]" in hashing
     serving = run_gateway("serve", "--help").stdout
     assert "TCP port to listen on" in serving
+
+
+def test_the_listening_socket_says_tcp_so_connections_run_without_nagle() -> None:
+    """asyncio turns Nagle's algorithm off only on the connections of a socket whose proto says
+    TCP; with proto 0 every keep-alive reply waited for the client's delayed ACK (40 ms)."""
+    from meta_memory.gateway.server import listening_socket
+
+    sock = listening_socket("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP
+        with socket.create_connection(sock.getsockname()) as client:
+            accepted, _ = sock.accept()
+            with accepted:
+                assert accepted.proto == socket.IPPROTO_TCP
+                assert client.getsockname()
+    finally:
+        sock.close()

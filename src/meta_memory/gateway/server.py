@@ -93,11 +93,13 @@ def listening_socket(host: str, port: int) -> socket.socket:
         OSError: the address cannot be resolved or bound (in use, not this machine's, no permission).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    infos = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)
-    sock = socket.socket(infos[0][0], socket.SOCK_STREAM)
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)[0]
+    # proto must say TCP: asyncio turns Nagle's algorithm off only on connections of a socket
+    # that does (a socket made with proto 0 answered a keep-alive client 40 ms late, every time).
+    sock = socket.socket(family, kind, proto or socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(infos[0][4])
+        sock.bind(address)
         sock.listen(2048)
         sock.set_inheritable(True)
     except OSError:
