@@ -598,8 +598,9 @@ def _print_diagnosis(result: dict[str, Any]) -> None:
     console.print()
     console.print("[bold]Findings[/bold]")
     for f in findings:
-        console.print(
-            f"[{styles[f['severity']]}]{f['severity']}[/] {escape(f['code'])}  {escape(f['message'])}"
+        console.print(  # a message may name a path too
+            f"[{styles[f['severity']]}]{f['severity']}[/] {escape(f['code'])}  {escape(f['message'])}",
+            soft_wrap=True,
         )
         where = [f"realm {f['realm']}"] if "realm" in f else []
         if "path" in f:
