@@ -592,7 +592,8 @@ def _print_diagnosis(result: dict[str, Any]) -> None:
 
     def shown(path: str) -> str:
         # Paths inside the state dir are shown relative to it: the header names it once.
-        return str(Path(path).relative_to(state_dir)) if Path(path).is_relative_to(state_dir) else path
+        inside = Path(path).is_relative_to(state_dir) and Path(path) != state_dir
+        return str(Path(path).relative_to(state_dir)) if inside else path
 
     styles = {"error": "bold red", "warning": "yellow", "info": "cyan"}
     console.print()

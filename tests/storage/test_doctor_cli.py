@@ -146,4 +146,7 @@ def test_paths_are_printed_whole_at_80_columns(tmp_path: Path) -> None:
     assert f"Storage doctor {deep}" in run.stdout.splitlines()
     assert any(line.strip() == "default: agent-memory/default.sqlite3" for line in run.stdout.splitlines())
     missing = doctor("--state-dir", str(deep / "nowhere"), columns=80)  # a finding naming a path
-    assert any(str(deep / "nowhere") in line for line in missing.stdout.splitlines())
+    assert any(
+        line.startswith("error state-dir-missing") and str(deep / "nowhere") in line
+        for line in missing.stdout.splitlines()
+    )
