@@ -52,50 +52,46 @@ def test_doctor_defaults_the_state_dir_like_the_other_commands(
     assert ".meta/state" in run.stdout + run.stderr
 
 
-@pytest.mark.parametrize("columns", ["60", "80", "120"])
-def test_review_list_prints_every_id_whole_at_any_terminal_width(tmp_path: Path, columns: str) -> None:
-    from click.testing import CliRunner
-
+def _quarantined(tmp_path: Path, identity: str, titles: list[str]) -> dict[str, str]:
+    """A state dir and config whose LLM writes quarantine, holding one held write per title;
+    the environment that points the review commands at them."""
     from meta_memory import Meta
-    from meta_memory.cli import main
 
     state = tmp_path / "state"
     config = tmp_path / "meta.toml"
     config.write_text('[memory]\nkind = "local_json"\n[agent_memory]\nllm_writes = "quarantined"\n')
     builder = Meta.builder().persistent_state(state).memory().agent_memory(llm_writes="quarantined")
     with builder.build() as meta:
-        session = meta.open_session("lead:with-a-rather-long-identity-name")
-        for i in range(2):
-            session.memory_tool(
-                {"action": "remember", "title": f"Title {i} " * 6, "body": "Rotate keys monthly."}
-            )
-    env = {"META_STATE_DIR": str(state), "META_CONFIG": str(config), "COLUMNS": columns}
-    ids = [
-        row["memory_id"]
-        for row in json.loads(CliRunner().invoke(main, ["review", "list", "--json"], env=env).output)
-    ]
+        session = meta.open_session(identity)
+        for title in titles:
+            session.memory_tool({"action": "remember", "title": title, "body": "Rotate keys monthly."})
+    return {"META_STATE_DIR": str(state), "META_CONFIG": str(config)}
+
+
+def _review(*args: str, env: dict[str, str]) -> Any:
+    from click.testing import CliRunner
+
+    from meta_memory.cli import main
+
+    return CliRunner().invoke(main, ["review", *args], env=env)
+
+
+@pytest.mark.parametrize("columns", ["60", "80", "120"])
+def test_review_list_prints_every_id_whole_at_any_terminal_width(tmp_path: Path, columns: str) -> None:
+    titles = [f"Title {i} " * 6 for i in range(2)]
+    env = {**_quarantined(tmp_path, "lead:with-a-rather-long-identity-name", titles), "COLUMNS": columns}
+    ids = [row["memory_id"] for row in json.loads(_review("list", "--json", env=env).output)]
     assert len(ids) == 2
-    listed = CliRunner().invoke(main, ["review", "list"], env=env)
+    listed = _review("list", env=env)
     assert listed.exit_code == 0, listed.output
     for memory_id in ids:
         assert memory_id in listed.output
 
 
 def test_a_refused_decision_names_the_flag_the_user_typed(tmp_path: Path) -> None:
-    from click.testing import CliRunner
-
-    from meta_memory import Meta
-    from meta_memory.cli import main
-
-    state = tmp_path / "state"
-    config = tmp_path / "meta.toml"
-    config.write_text('[memory]\nkind = "local_json"\n[agent_memory]\nllm_writes = "quarantined"\n')
-    builder = Meta.builder().persistent_state(state).memory().agent_memory(llm_writes="quarantined")
-    with builder.build() as meta:
-        meta.open_session("lead").memory_tool({"action": "remember", "title": "Keys", "body": "Rotate keys."})
-    env = {"META_STATE_DIR": str(state), "META_CONFIG": str(config)}
-    (row,) = json.loads(CliRunner().invoke(main, ["review", "list", "--json"], env=env).output)
-    refused = CliRunner().invoke(main, ["review", "release", row["memory_id"], "--hash", "deadbeef"], env=env)
+    env = _quarantined(tmp_path, "lead", ["Keys"])
+    (row,) = json.loads(_review("list", "--json", env=env).output)
+    refused = _review("release", row["memory_id"], "--hash", "deadbeef", env=env)
     assert refused.exit_code != 0
     assert "--hash" in refused.output and "expected_content_hash" not in refused.output
 

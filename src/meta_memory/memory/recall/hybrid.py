@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from ..records import Record, Status
 from .analyzer import query_terms as analyze_query
 from .fusion import DEFAULT_HYBRID, hybrid, lexical_candidates
+from .index import TermIndex
 from .neighbours import MIN_SIMILARITY
 from .provider import LexicalRecallProvider, RecallQuery, only_docs
 from .scorer import Ranking
@@ -147,6 +148,37 @@ class HybridRecallProvider:
     ) -> list[tuple[int, float]]:
         return search(self._query_vector(text), depth, allowed)
 
+    def _semantic(
+        self, searched: Future[list[tuple[int, float]]], query: RecallQuery
+    ) -> list[tuple[int, float]]:
+        """The neighbours the search found at least ``min_similarity`` near; none when it failed
+        on an automatic injection (``lexical_fallback``), the failure otherwise."""
+        try:
+            neighbours = searched.result()
+        except Exception as exc:
+            if not query.lexical_fallback:
+                raise
+            if not self._warned:  # once: a broken model would otherwise log every turn
+                self._warned = True
+                log.warning("embedding recall failed (%s); injecting by the lexical ranking alone", exc)
+            return []
+        return [(doc, score) for doc, score in neighbours if score >= self.min_similarity]
+
+    @staticmethod
+    def _with_neighbours(
+        ranking: Ranking,
+        index: TermIndex,
+        lexical: Sequence[tuple[int, float]],
+        semantic: Sequence[tuple[int, float]],
+    ) -> Sequence[tuple[int, float]]:
+        """The lexical head, then the neighbours below it with their lexical scores (read from
+        ``index``): the lexical side of the fusion (fusion.lexical_candidates)."""
+        have = {doc for doc, _ in lexical}
+        below = [doc for doc, _ in semantic if doc not in have]
+        if not below:
+            return lexical
+        return lexical_candidates(lexical, semantic, ranking.scores_of(below, index))
+
     def recall(self, store: RealmStore, query: RecallQuery) -> list[Record]:
         if query.selection == "always":
             return self._lexical.recall(store, query)
@@ -167,7 +199,7 @@ class HybridRecallProvider:
         # lexically when the embedding is slow (the model releases the GIL; on PostgreSQL the
         # search waits on the server); here, first, when it is cheap or cached (handed to a
         # thread, the search waited for the GIL behind the lexical ranking: 5.0 ms against 3.9
-        # for the whole recall, benchmarks/hybrid.py's realm and queries).
+        # for the whole recall on benchmarks/hybrid.py's realm and queries, docs/benchmarks.md).
         searched: Future[list[tuple[int, float]]] | None = None
         if isinstance(store, VectorReads):
             try:
@@ -182,35 +214,27 @@ class HybridRecallProvider:
                 searched.set_exception(exc)
         lexical: Sequence[tuple[int, float]] = ()
         ranking: Ranking | None = None
+        semantic: list[tuple[int, float]] | None = None
         try:
             if terms:
                 with store.reading_index(query.scopes) as index:
-                    ranking = Ranking(index if allowed is None else only_docs(index, allowed), terms)
+                    ranked = index if allowed is None else only_docs(index, allowed)
+                    ranking = Ranking(ranked, terms)
                     lexical = ranking.top(head_depth)
+                    if searched is not None and searched.done():  # searched here: one read serves all
+                        semantic = self._semantic(searched, query)
+                        lexical = self._with_neighbours(ranking, ranked, lexical, semantic)
         except BaseException:
             if searched is not None:
                 searched.cancel()
             raise
-        semantic: list[tuple[int, float]] = []
-        if searched is not None:
-            try:
-                neighbours = searched.result()
-            except Exception as exc:
-                if not query.lexical_fallback:
-                    raise
-                if not self._warned:  # once: a broken model would otherwise log every turn
-                    self._warned = True
-                    log.warning("embedding recall failed (%s); injecting by the lexical ranking alone", exc)
-                neighbours = []
-            semantic = [(doc, score) for doc, score in neighbours if score >= self.min_similarity]
-        if semantic and ranking is not None:
-            have = {doc for doc, _ in lexical}
-            below = [doc for doc, _ in semantic if doc not in have]
-            if below:
+        if semantic is None:
+            semantic = self._semantic(searched, query) if searched is not None else []
+            if ranking is not None and {doc for doc, _ in semantic} - {doc for doc, _ in lexical}:
                 # A second read of the same scopes (a store's read snapshot ends with its block).
                 with store.reading_index(query.scopes) as index:
-                    scored = ranking.scores_of(below, index if allowed is None else only_docs(index, allowed))
-                lexical = lexical_candidates(lexical, semantic, scored)
+                    ranked = index if allowed is None else only_docs(index, allowed)
+                    lexical = self._with_neighbours(ranking, ranked, lexical, semantic)
         fused = hybrid(lexical, semantic, limit=depth) if semantic else [doc for doc, _ in lexical]
         wanted = set(query.tags)
         out: list[Record] = []
