@@ -1,6 +1,6 @@
 """A large scope's graph index against exact search: build time, query p50 / p99, memory, recall@10.
 
-Run: ``python benchmarks/ann.py [--vectors 1000000] [--queries 500]`` (the `semantic` extra installed).
+Run: ``python benchmarks/ann.py [--vectors 1000000] [--queries 500] [--k 10]`` (the `semantic` extra installed).
 
 The vectors are generated, not embedded (embedding a million texts takes most of an hour here):
 384-dimension unit vectors drawn around ``vectors / 100`` random centres with noise of about the
@@ -8,8 +8,8 @@ centres' own spread, the shape of sentence embeddings of a varied corpus (cluste
 uniform), and queries drawn the same way. Each query is answered by the code recall runs
 (``meta_memory.memory.recall.neighbours.nearest``) twice on the same matrix: exactly (the baseline,
 one matrix-vector product) and through the scope's graph (``recall/ann.py``, built as a gateway
-builds it: in the background, on every core, below request threads' priority). Recall@10 is the
-share of the exact top 10 the graph returns.
+builds it: in the background, on every core, below request threads' priority). Recall@k is the
+share of the exact top ``--k`` (default 10) the graph returns.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vectors", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--k", type=int, default=10, help="neighbours per query (hybrid recall asks 100)")
     args = parser.parse_args()
     matrix, queries = generated(args.vectors, args.queries)
     docs = np.arange(1, args.vectors + 1, dtype=np.int64)
@@ -76,15 +77,15 @@ def main() -> None:
     found = 0
     for q in queries:
         t0 = time.perf_counter()
-        want = nearest(exact, q, 10)
+        want = nearest(exact, q, args.k)
         t1 = time.perf_counter()
-        got = nearest(graph, q, 10)
+        got = nearest(graph, q, args.k)
         t2 = time.perf_counter()
         exact_ms.append((t1 - t0) * 1e3)
         graph_ms.append((t2 - t1) * 1e3)
         found += len({d for d, _ in want} & {d for d, _ in got})
-    recall = found / (10 * len(queries))
-    console.print(f"{args.vectors:,} vectors of {DIM} dimensions, {len(queries)} queries, k = 10")
+    recall = found / (args.k * len(queries))
+    console.print(f"{args.vectors:,} vectors of {DIM} dimensions, {len(queries)} queries, k = {args.k}")
     console.print(
         f"graph built in {build_s:,.1f} s on {ann_threads()} threads; memory for it {graph_mb:,.0f} MB "
         f"(beside the float32 matrix's {matrix.nbytes / 2**20:,.0f} MB)"
@@ -94,7 +95,7 @@ def main() -> None:
         f"exact {statistics.median(exact_ms):.2f} / {pct(exact_ms, 0.99):.2f} ms "
         f"({statistics.median(exact_ms) / statistics.median(graph_ms):.0f}x at the median)"
     )
-    console.print(f"recall@10 of the graph against exact search: {recall:.3f} (target >= 0.95)")
+    console.print(f"recall@{args.k} of the graph against exact search: {recall:.3f} (target >= 0.95)")
 
 
 def ann_threads() -> int:
