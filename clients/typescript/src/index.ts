@@ -13,3 +13,4 @@ export { METHODS } from "./methods.js";
 export type { MethodSpec, WireMethod } from "./methods.js";
 export { camelToSnake, snakeToCamel, toWire, fromWire } from "./case.js";
 export type * from "./types.js";
+export { VERSION } from "./version.js";

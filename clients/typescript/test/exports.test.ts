@@ -19,6 +19,7 @@ it("exports exactly the public API", () => {
     "MetaError",
     "MetaTimeoutError",
     "Session",
+    "VERSION",
     "camelToSnake",
     "fromWire",
     "snakeToCamel",
