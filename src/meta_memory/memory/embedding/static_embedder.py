@@ -47,7 +47,7 @@ class StaticEmbedder:
         self._source = source
         tokenizer = source._tokenizer
         self._tokenizer = tokenizer
-        size = tokenizer.get_vocab_size()
+        size = tokenizer.vocab_size
         self._table = np.zeros((size, spec.dim), dtype=np.float32)
         self._known = np.zeros(size, dtype=bool)
         self._weights = np.log1p(np.arange(1, size + 1, dtype=np.float64)).astype(np.float32)
