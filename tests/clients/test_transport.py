@@ -188,6 +188,25 @@ def test_a_missing_executable_is_a_connection_error(tmp_path: Path) -> None:
     assert "cannot start the gateway" in missing.value.message
 
 
+def test_a_config_mapping_leaves_no_temporary_file_when_the_gateway_cannot_start(tmp_path: Path) -> None:
+    """Pytest fails a test whose TemporaryDirectory was never cleaned up (warnings are errors);
+    the directory must also be gone from disk."""
+    import tempfile
+
+    before = set(Path(tempfile.gettempdir()).glob("meta-client-*"))
+    with pytest.raises(MetaConnectionError):
+        MetaClient.spawn(state_dir=tmp_path / "s1", config={}, command=str(tmp_path / "no-such-gateway"))
+
+    async def scenario() -> None:
+        with pytest.raises(MetaConnectionError):
+            await AsyncMetaClient.spawn(
+                state_dir=tmp_path / "s2", config={}, command=str(tmp_path / "no-such")
+            )
+
+    asyncio.run(scenario())
+    assert set(Path(tempfile.gettempdir()).glob("meta-client-*")) <= before
+
+
 def test_a_child_that_dies_fails_the_calls_in_flight_and_after(tmp_path: Path) -> None:
     client = MetaClient.spawn(state_dir=tmp_path / "state", max_retries=0)
     try:

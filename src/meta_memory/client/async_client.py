@@ -86,6 +86,8 @@ class _StdioChannel:
                 limit=_LINE_LIMIT,
             )
         except OSError as exc:
+            if self._holder is not None:  # no child will read the config it holds
+                self._holder.cleanup()
             raise MetaConnectionError(f"cannot start the gateway ({argv[0]}): {exc.strerror or exc}") from exc
         assert self._proc.stdout is not None and self._proc.stderr is not None
         self._tasks.append(asyncio.create_task(self._drain_stderr(self._proc.stderr)))

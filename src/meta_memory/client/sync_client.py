@@ -136,6 +136,8 @@ class _StdioChannel:
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
             )
         except OSError as exc:
+            if cleanup is not None:  # no child will read the config it holds
+                cleanup.cleanup()
             raise MetaConnectionError(f"cannot start the gateway ({argv[0]}): {exc.strerror or exc}") from exc
         assert (
             self._proc.stdin is not None and self._proc.stdout is not None and self._proc.stderr is not None
