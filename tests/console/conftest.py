@@ -27,6 +27,8 @@ from meta_memory.gateway.http import build_app
 from meta_memory.gateway.server import DeadlineH11Protocol
 from meta_memory.runtime import MetaRuntime
 
+from ..conftest import Backend
+
 CHROMIUM = Path("/usr/bin/chromium")
 TOKEN = "console-test-token"
 CHROMIUM_ARGS = [
@@ -93,13 +95,16 @@ def _serve(runtime: MetaRuntime) -> tuple[uvicorn.Server, threading.Thread, str]
 
 
 @pytest.fixture
-def gateway(tmp_path: Path) -> Iterator[Gateway]:
+def gateway(tmp_path: Path, backend: Backend) -> Iterator[Gateway]:
+    """On the embedded SQLite default; a module that overrides ``backend`` runs on both."""
     config = load_config_dict(
-        {
-            "memory": {"kind": "local_json"},
-            "agent_memory": {"enabled": True, "llm_writes": "quarantined"},
-            "console": {"auth": {"tokens": [{"token_sha256": hash_token(TOKEN), "subject": "ops"}]}},
-        }
+        backend.config(
+            {
+                "memory": {"kind": "local_json"},
+                "agent_memory": {"enabled": True, "llm_writes": "quarantined"},
+                "console": {"auth": {"tokens": [{"token_sha256": hash_token(TOKEN), "subject": "ops"}]}},
+            }
+        )
     )
     runtime = MetaRuntime.open(tmp_path / "state", config)
     server, thread, url = _serve(runtime)

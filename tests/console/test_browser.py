@@ -67,7 +67,7 @@ def test_record_filters_and_the_next_cursor_page_through_every_record_once(
     sign_in(page)
 
     page.goto(f"{gateway.url}/console#/records?identity=alice&limit=2")
-    titles = page.locator(".view[data-view=records] tbody tr td:first-child")
+    titles = page.locator(".view[data-view=records] tbody tr td:first-child a")
     # Each page by its exact titles, which expect() waits for: right after a click the previous
     # page's rows are still there (as many of them), then the table is rebuilt.
     pages = [["Note 4", "Note 3"], ["Note 2", "Note 1"], ["Note 0"]]

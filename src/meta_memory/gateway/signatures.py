@@ -30,6 +30,8 @@ from ..memory.records import RecordKind, ScopeKind, Status
 from ..memory.scopes import SCOPE_KINDS
 from ..memory.validator import BODY_MAX_BYTES, TAG_MAX_BYTES, TAGS_MAX, TITLE_MAX_BYTES
 from ..names import REALM_MAX_BYTES
+from ..panel.params import TEXT_MAX_CHARS as PANEL_TEXT_MAX_CHARS
+from ..panel.records import PREVIEW_CHARS
 from ..review.decide import RATIONALE_MAX_BYTES
 from ..sessions.params import MAX_SESSION_KEY_BYTES, RETIREMENT_CAUSES
 from ..steward.audit_verdicts import AUDIT_ACTIONS
@@ -1004,10 +1006,22 @@ PANEL_RECORDS = Params(
         OPTIONAL_IDENTITY,
         Param("scope_key", any_text("The scope's key (the identity, mob or operator).")),
         Param("status", choice(tuple(s.value for s in Status))),
+        Param(
+            "text",
+            {
+                **any_text(
+                    "Rows whose title or body holds this text, ignoring case; `%` and `_` are no "
+                    "wildcards. Trimmed; blank means no filter. A body whose content needs "
+                    "quarantine review is never matched (its record matches by title only). "
+                    f"At most {PANEL_TEXT_MAX_CHARS} characters."
+                ),
+                "maxLength": PANEL_TEXT_MAX_CHARS,
+            },
+        ),
         Param("limit", integer(PANEL_LIMIT + " Default 50, at most 200.")),
         Param("cursor", text("`next_cursor` of the previous page.")),
     ),
-    example={"identity": "lead:main", "limit": 20},
+    example={"identity": "lead:main", "text": "deploy", "limit": 20},
 )
 PANEL_RECORD = Params((MEMORY_ID, REALM), example={"memory_id": "<id>"})
 PANEL_PROPOSAL = Params((PROPOSAL_ID, REALM), example={"proposal_id": "<proposal_id>"})
@@ -1033,6 +1047,32 @@ def listing(limit: str | None) -> Params:
 
 
 PANEL_RESULT = open_result("A console panel view.", realms=array(any_text(), "The realms the view covers."))
+PANEL_RECORDS_RESULT = open_result(
+    "Records as list rows, newest updated first.",
+    records=array(
+        obj(
+            {
+                "realm": any_text(),
+                "memory_id": any_text(),
+                "scope_kind": any_text(),
+                "scope_key": any_text(),
+                "title": any_text(),
+                "status": any_text(),
+                "updated_at_ms": integer(),
+                "body_bytes": integer("The body's size in bytes (UTF-8): a list row carries no body."),
+                "body_preview": nullable(
+                    any_text(
+                        f"The body's first {PREVIEW_CHARS} characters on one line, ending in `…` "
+                        "when more follows; null when its content needs quarantine review."
+                    )
+                ),
+            },
+            description="One record without its body; its other fields as `meta/memory/panel/record` has them.",
+        )
+    ),
+    next_cursor=nullable(any_text("Pass as `cursor` for the next page; null on the last page.")),
+    realms=array(any_text(), "The realms the view covers."),
+)
 
 
 # -- the table ----------------------------------------------------------------------------------
@@ -1137,8 +1177,8 @@ SIGNATURES: Mapping[str, Signature] = {
         AUDIT_VERDICT_RESOLVE_RESULT,
         "Acknowledge a usage-audit verdict, or act on a dead_weight one by tombstoning its record.",
     ),
-    "meta/memory/panel/records": _panel(
-        "Records, newest first, with filters and keyset paging.", PANEL_RECORDS
+    "meta/memory/panel/records": Signature(
+        PANEL_RECORDS, PANEL_RECORDS_RESULT, "Records, newest first, with filters and keyset paging."
     ),
     "meta/memory/panel/record": _panel("One record with its supersede chain and injections.", PANEL_RECORD),
     "meta/memory/panel/quarantine": _panel("The quarantine queue.", listing("Default 50, at most 200.")),

@@ -2,10 +2,11 @@
 panel's and agent memory's), the steward's queue, gated-promotion mappings.
 
 Every backend (the SQLite realm files, PostgreSQL) returns these same types, so the panel, the
-review rules and the steward never see a backend's own row format. The panel's list rows are
-body-free: a record's size is ``body_bytes`` (its UTF-8 length); agent memory's listing
-(:class:`FullRecordsPage`) carries whole records. A gated promotion's ``stage_token`` stays with
-the steward, never on the wire. A host session is a :class:`SessionRow`: sessions are data of the
+review rules and the steward never see a backend's own row format. The panel's list rows carry
+no body: a record's size is ``body_bytes`` (its UTF-8 length), and ``body_head`` its first
+:data:`BODY_HEAD_CHARS` characters unless its content is held for quarantine review; agent
+memory's listing (:class:`FullRecordsPage`) carries whole records. A gated promotion's
+``stage_token`` stays with the steward, never on the wire. A host session is a :class:`SessionRow`: sessions are data of the
 realm store, not objects of one gateway.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 from .records import Record
 
 __all__ = [
+    "BODY_HEAD_CHARS",
     "ChainLinks",
     "CommitResult",
     "DreamRunRow",
@@ -99,13 +101,22 @@ class InjectionRow:
 
 # -- the panel's reads --------------------------------------------------------------------------
 
+BODY_HEAD_CHARS = 240
+"""How much of a body a list row carries (``RecordRow.body_head``), in characters: enough for a
+one-line preview once whitespace runs are collapsed."""
+
 RecordKey = tuple[int, str]
 """A record's place in the listing order: ``(updated_at_ms, memory_id)``, newest (largest) first."""
 
 
 @dataclass(frozen=True)
 class RecordRow:
-    """One record as a list row: everything but its body (and its content hash)."""
+    """One record as a list row: everything but its body (and its content hash).
+
+    ``body_head``: the body's first :data:`BODY_HEAD_CHARS` characters, ``None`` when reading the
+    record's content needs ``memory.quarantine.review`` (a quarantined record, a tombstone that was
+    ever quarantined): the store never selects that text for a list.
+    """
 
     memory_id: str
     scope_kind: str
@@ -125,6 +136,7 @@ class RecordRow:
     created_at_ms: int
     updated_at_ms: int
     body_bytes: int
+    body_head: str | None = None
 
     @property
     def key(self) -> RecordKey:
@@ -139,6 +151,11 @@ class RecordFilter:
     ``tags_any``: the record carries at least one of them; ``tags_all``: every one of them (tags
     compare exactly as stored). The time windows are half-open: ``*_after_ms`` is inclusive,
     ``*_before_ms`` exclusive, so consecutive windows neither overlap nor leave a gap.
+
+    ``text``: a case-insensitive substring of the title or the body, matched literally (``%``,
+    ``_`` and ``\\`` are no wildcards). A body whose content needs quarantine review (a
+    quarantined record, a tombstone that was ever quarantined) is never matched: such a record
+    matches by its title only, so the filter cannot probe a body its list row withholds.
     """
 
     scope_kind: str | None = None
@@ -151,6 +168,7 @@ class RecordFilter:
     created_before_ms: int | None = None
     updated_after_ms: int | None = None
     updated_before_ms: int | None = None
+    text: str | None = None
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,12 @@ realm's store on first access (importing that realm's legacy markdown then), tur
 validated parameters into write batches for the one store validator, and asks the recall
 provider for records. Automatic (build/turn) injection is time-bounded and follows the
 configured failure policy; explicit recall always reports provider errors.
+
+An application write (``remember``, ``update``, ``forget``: the application surface, the console's
+shared-scope writes) that changed the store is announced on the timeline as
+``memory.record.remembered`` / ``.updated`` / ``.forgotten`` with the record's id and scope and
+the ``application`` author, never its title or body. An agent's write leaves its own events (the
+write gate's ``memory.write.quarantined``).
 """
 
 from __future__ import annotations
@@ -18,12 +24,12 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..clock import Clock
 from ..config import AgentMemoryConfig
 from ..errors import InvalidParams, MetaError, WriteRefused
-from ..events import EventSink
+from ..events import SYSTEM_IDENTITY, EventSink
 from ..names import realm_problem
 from ..storage.layout import StateLayout
 from . import manage
@@ -62,9 +68,20 @@ from .validator import CreateOp, WriteBatch, validate_fields, validate_provenanc
 
 T = TypeVar("T")
 
-__all__ = ["AgentDraft", "AgentMemory", "InjectionResult"]
+__all__ = [
+    "RECORD_FORGOTTEN_EVENT",
+    "RECORD_REMEMBERED_EVENT",
+    "RECORD_UPDATED_EVENT",
+    "AgentDraft",
+    "AgentMemory",
+    "InjectionResult",
+]
 
 log = logging.getLogger("meta_memory.agent_memory")
+
+RECORD_REMEMBERED_EVENT = "memory.record.remembered"
+RECORD_UPDATED_EVENT = "memory.record.updated"
+RECORD_FORGOTTEN_EVENT = "memory.record.forgotten"
 
 # The least time a turn gives the store to record what it injected before leaving it to finish.
 _MIN_RECORDING_S = 0.05
@@ -182,7 +199,23 @@ class AgentMemory:
         self._writable(p.scope)
         record = self._new_record(p.scope, p.title, p.body, p.tags, APPLICATION)
         batch = WriteBatch(p.realm, APPLICATION, (CreateOp(record),))
-        return self.store(p.realm).commit(batch, dedup=True).records[0]
+        result = self.store(p.realm).commit(batch, dedup=True)
+        if not result.deduplicated:  # an identical active record was returned: nothing was written
+            self._announce(RECORD_REMEMBERED_EVENT, p.scope, result.records[0].id)
+        return result.records[0]
+
+    def _announce(self, event_type: str, scope: Scope, memory_id: str, **extra: str) -> None:
+        """Put an application write on the timeline: ids and scope only, never the record's text."""
+        data: dict[str, Any] = {
+            "realm": scope.realm,
+            "record_id": memory_id,
+            "scope_kind": scope.kind.value,
+            "scope_key": scope.key,
+            "author": APPLICATION.to_wire(),
+            **extra,
+        }
+        identity = scope.key if scope.kind is ScopeKind.IDENTITY else SYSTEM_IDENTITY
+        self.events.emit(event_type, data, identity=identity)
 
     def _writable(self, scope: Scope) -> None:
         """Refuse an application write to operator scope while operator scopes are not read.
@@ -206,10 +239,13 @@ class AgentMemory:
         tags = p.tags if p.tags is not None else prior.tags
         record = self._new_record(scope, p.title, p.body, tags, APPLICATION, supersedes=prior.id)
         result = store.commit(WriteBatch(p.realm, APPLICATION, (CreateOp(record),)))
+        self._announce(RECORD_UPDATED_EVENT, scope, result.records[0].id, supersedes=prior.id)
         return result.records[0], prior.id
 
     def forget(self, p: ForgetParams) -> tuple[str, bool]:
         deleted = self.store(p.realm).forget(p.scope, p.memory_id, APPLICATION)
+        if deleted:
+            self._announce(RECORD_FORGOTTEN_EVENT, p.scope, p.memory_id)
         return p.memory_id, deleted
 
     def scopes_of(

@@ -20,6 +20,7 @@ __all__ = [
     "DREAMS_LIMIT",
     "LISTING_LIMIT",
     "RECORDS_LIMIT",
+    "TEXT_MAX_CHARS",
     "Limit",
     "ListingParams",
     "ProposalParams",
@@ -46,6 +47,7 @@ class Limit:
 RECORDS_LIMIT = Limit(50, 200)
 DREAMS_LIMIT = Limit(20, 100)
 LISTING_LIMIT = Limit(50, 200)
+TEXT_MAX_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -106,9 +108,23 @@ def _choice(p: dict[str, Any], name: str, allowed: tuple[str, ...]) -> str | Non
     return value
 
 
+def _text(p: dict[str, Any]) -> str | None:
+    """The records' text filter: trimmed, at most :data:`TEXT_MAX_CHARS`; blank means none."""
+    value = p.get("text")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidParams("text must be a string when provided")
+    value = value.strip()
+    if len(value) > TEXT_MAX_CHARS:
+        raise InvalidParams(f"text must be at most {TEXT_MAX_CHARS} characters (got {len(value)})")
+    return value or None
+
+
 def parse_records_params(params: Any) -> RecordsParams:
-    """``{realm?, scope?, identity?, scope_key?, status?, limit?, cursor?}``; ``identity`` implies
-    identity scope keyed by it."""
+    """``{realm?, scope?, identity?, scope_key?, status?, text?, limit?, cursor?}``; ``identity``
+    implies identity scope keyed by it; ``text`` is a substring of the title or body (rows.py's
+    :class:`RecordFilter`)."""
     p = _obj(params)
     realm = parse_realm(p)
     scope = _choice(p, "scope", _SCOPES)
@@ -123,7 +139,7 @@ def parse_records_params(params: Any) -> RecordsParams:
         if scope_key is not None and scope_key != identity:
             raise InvalidParams("identity and scope_key name different identities; give one of them")
         scope, scope_key = ScopeKind.IDENTITY.value, identity
-    where = RecordFilter(scope, scope_key, status)
+    where = RecordFilter(scope, scope_key, status, text=_text(p))
     return RecordsParams(realm, where, _limit(p, RECORDS_LIMIT), parse_cursor(p.get("cursor")))
 
 

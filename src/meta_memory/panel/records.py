@@ -6,25 +6,34 @@ fetched past the cursor in batches and filtered before they compete for the page
 ``next_cursor`` (the page's last row) is given exactly when another readable row follows. Rows two
 realms hold under one memory id and update time stay on one page even past ``limit``, because one
 cursor cannot tell them apart. A store must move past the cursor it is given, or it is refused.
+
+A list row carries no body, only its size and a one-line ``body_preview``: ``null`` where reading
+the content needs quarantine review (the store selects no text of such a body, and its text
+filter never matches one), so a list shows untrusted held content to no one, a reviewer included;
+the record's detail is where a body is read.
 """
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from ..access import requires_quarantine_review
 from ..errors import InternalError, UnknownRecord
 from ..memory.records import Record
-from ..memory.rows import InjectionEntry, RecordFilter, RecordKey, RecordRow
+from ..memory.rows import BODY_HEAD_CHARS, InjectionEntry, RecordFilter, RecordKey, RecordRow
 from .params import RecordParams, RecordsParams, format_cursor
 from .store import PanelSource, PanelStore, stores_for
 from .visibility import Viewer
 
 __all__ = [
     "CHAIN_MAX",
+    "PREVIEW_CHARS",
     "RECORD_INJECTIONS_MAX",
     "StoreCursorStalled",
+    "body_preview",
     "list_records",
     "record_detail",
     "row_to_wire",
@@ -34,6 +43,10 @@ CHAIN_MAX = 32
 RECORD_INJECTIONS_MAX = 50
 _HOPS = 64  # links walked each way before the visible window is cut to CHAIN_MAX
 _INJECTION_BATCH = 100
+PREVIEW_CHARS = 120
+# Line breaks and other controls, zero-width and direction-changing characters: none is shown in
+# a one-line preview (a direction override could make the row read as something it is not).
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
 class StoreCursorStalled(InternalError):
@@ -48,8 +61,21 @@ class StoreCursorStalled(InternalError):
         self.realm = realm
 
 
+def body_preview(row: RecordRow) -> str | None:
+    """The body on one line: its first :data:`PREVIEW_CHARS` characters once every run of
+    whitespace and unshown characters is one space, ending in "…" when more follows; ``None``
+    when the store withheld the body's head (its content needs quarantine review)."""
+    head = row.body_head
+    if head is None:
+        return None
+    flat = " ".join(_UNSHOWN.sub(" ", head).split())
+    if len(flat) > PREVIEW_CHARS or len(head.encode("utf-8")) < row.body_bytes:
+        return flat[:PREVIEW_CHARS].rstrip() + "…"
+    return flat
+
+
 def row_to_wire(realm: str, row: RecordRow) -> dict[str, Any]:
-    """A body-free list row: ``body_bytes`` stands in for the body."""
+    """A body-free list row: ``body_bytes`` and ``body_preview`` stand in for the body."""
     return {
         "realm": realm,
         "memory_id": row.memory_id,
@@ -70,6 +96,7 @@ def row_to_wire(realm: str, row: RecordRow) -> dict[str, Any]:
         "created_at_ms": row.created_at_ms,
         "updated_at_ms": row.updated_at_ms,
         "body_bytes": row.body_bytes,
+        "body_preview": body_preview(row),
     }
 
 
@@ -209,6 +236,9 @@ def _as_row(record: Record) -> RecordRow:
         created_at_ms=record.created_at_ms,
         updated_at_ms=record.updated_at_ms,
         body_bytes=len(record.body.encode("utf-8")),
+        body_head=None
+        if requires_quarantine_review(record.status.value, ever_quarantined=record.ever_quarantined)
+        else record.body[:BODY_HEAD_CHARS],
     )
 
 

@@ -269,23 +269,34 @@ function selectField(name, label, options, current) {
   return el("label", {}, label, select);
 }
 
-function textField(name, label, current, placeholder) {
-  return el("label", {}, label, el("input", { name, value: current || "", placeholder, spellcheck: "false" }));
+function textField(name, label, current, placeholder, attrs = {}) {
+  return el("label", {}, label, el("input", { name, value: current || "", placeholder, spellcheck: "false", ...attrs }));
+}
+
+// The records' text filter: at most this many characters (the gateway refuses more).
+const TEXT_MAX_CHARS = 200;
+
+/** A record's title over a one-line preview of its body (none where the gateway withholds it). */
+function titleCell(r) {
+  const link = el("a", { href: recordHref(r.realm, r.memory_id), text: r.title || r.memory_id });
+  const preview = typeof r.body_preview === "string" && r.body_preview ? el("div", { class: "preview", "data-field": "preview", title: r.body_preview, text: r.body_preview }) : null;
+  return el("div", { class: "title-block" }, link, preview);
 }
 
 async function viewRecords(mount, query, live) {
   const filters = {};
-  for (const key of ["realm", "scope", "status", "identity"]) if (query.get(key)) filters[key] = query.get(key);
+  for (const key of ["text", "realm", "scope", "status", "identity"]) if (query.get(key)) filters[key] = query.get(key);
   // Active records unless asked otherwise ("any": every status, a record's versions side by side).
   const status = filters.status || "active";
   if (status === "any") delete filters.status;
   else filters.status = status;
   const cursor = query.get("cursor");
-  mount.append(pageHead("Records", "Memory records, newest updated first. Bodies open in a record's detail."));
+  mount.append(pageHead("Records", "Memory records, newest updated first, each with the start of its body. Open one to read it whole."));
 
   const form = el(
     "form",
     { class: "card filters", "aria-label": "Filters" },
+    textField("text", "Search", filters.text, "title or body contains…", { type: "search", maxlength: TEXT_MAX_CHARS, class: "search" }),
     textField("realm", "Realm", filters.realm, "all realms"),
     selectField("scope", "Scope", SCOPES, filters.scope),
     el(
@@ -320,7 +331,7 @@ async function viewRecords(mount, query, live) {
   mount.append(
     table(
       [
-        { label: "Title", render: (r) => el("a", { href: recordHref(r.realm, r.memory_id), text: r.title || r.memory_id }) },
+        { label: "Title", cls: "title-cell", render: titleCell },
         { label: "Scope", render: (r) => scopeLabel(r.scope_kind, r.scope_key) },
         { label: "Status", render: (r) => badge(r.status) },
         { label: "Trust", render: (r) => r.trust },

@@ -3,7 +3,9 @@ a realm file's (memory/sqlite/listing.py), shared by the panel's body-free rows 
 agent memory's whole records, and the tag test recall's tag filter uses.
 
 Tags are a JSON array kept as text (as the realm file keeps it); a tag filter reads it as
-``jsonb`` with ``?|`` (any of) and ``?&`` (all of), comparing exactly.
+``jsonb`` with ``?|`` (any of) and ``?&`` (all of), comparing exactly. The text filter
+(memory/sql/matching.py) folds case with ``lower``, which folds every letter under the database's
+collation.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..rows import RecordFilter, RecordKey
+from ..sql.matching import like_pattern, text_condition
 from .columns import RECORD_COLUMNS
 
 __all__ = ["ROW_FROM", "full_records_query", "record_where", "tags_all_sql"]
@@ -49,6 +52,9 @@ def record_where(realm: str, where: RecordFilter, after: RecordKey | None) -> tu
         sql, values = tags_all_sql("r.tags", where.tags_all)
         clauses.append(sql)
         args.extend(values)
+    if where.text:
+        clauses.append(text_condition("lower", "%s"))
+        args.extend([like_pattern(where.text)] * 2)
     if after is not None:
         clauses.append("(r.updated_at_ms, r.id) < (%s, %s)")
         args.extend(after)

@@ -2,8 +2,8 @@
 file's (memory/sqlite/panel.py), in the domain's row types.
 
 Every function takes a connection inside the store's read snapshot and the realm. List rows are
-body-free (``body_bytes`` is the UTF-8 length), and a gated promotion's ``stage_token`` is never
-selected.
+body-free (``body_bytes`` is the UTF-8 length, ``body_head`` the body's first characters unless its
+content needs quarantine review), and a gated promotion's ``stage_token`` is never selected.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import psycopg
 
 from ..records import content_hash
 from ..rows import (
+    BODY_HEAD_CHARS,
     ChainLinks,
     DreamRunRow,
     DreamSummaryRow,
@@ -31,6 +32,7 @@ from ..rows import (
     ScopeCounts,
     VerdictRow,
 )
+from ..sql.matching import BODY_LISTED
 from . import steward_rows
 from .listing import ROW_FROM, record_where
 
@@ -59,7 +61,8 @@ _SAMPLES = 8  # memory ids and rationales sampled per dream summary
 _ROW_COLUMNS = (
     "r.id, s.kind, s.key, r.kind, r.title, r.description, r.tags, (r.provenance::jsonb)->'author', "
     "r.trust, r.status, r.quarantine_reason, r.supersedes, r.superseded_by, r.derived_from, "
-    "r.ever_quarantined, r.created_at_ms, r.updated_at_ms, octet_length(r.body)"
+    "r.ever_quarantined, r.created_at_ms, r.updated_at_ms, octet_length(r.body), "
+    f"CASE WHEN {BODY_LISTED} THEN left(r.body, {BODY_HEAD_CHARS}) END"
 )
 _ROW_FROM = ROW_FROM
 
@@ -78,7 +81,7 @@ def _json_list(text: str | None) -> tuple[str, ...]:
 
 def _row(raw: Sequence[Any]) -> RecordRow:
     mid, skind, skey, kind, title, desc, tags, author, trust, status = raw[:10]
-    reason, sup, sup_by, derived, everq, created, updated, nbytes = raw[10:18]
+    reason, sup, sup_by, derived, everq, created, updated, nbytes, head = raw[10:19]
     return RecordRow(
         memory_id=mid,
         scope_kind=skind,
@@ -98,6 +101,7 @@ def _row(raw: Sequence[Any]) -> RecordRow:
         created_at_ms=int(created),
         updated_at_ms=int(updated),
         body_bytes=int(nbytes or 0),
+        body_head=head,
     )
 
 

@@ -4,22 +4,45 @@ memory's whole records, and the tag test recall's tag filter uses.
 
 Tags are a JSON array column; a tag filter reads it with ``json_each`` and compares exactly (the
 API stores tags trimmed and lowercased). A hand-edited column that is not JSON matches no tag
-filter instead of failing the listing.
+filter instead of failing the listing. The text filter (memory/sql/matching.py) folds case with
+:data:`FOLD_CASE`, which :func:`register_functions` gives a realm connection: SQLite's own
+``lower`` folds only ASCII, PostgreSQL's every letter, and both backends answer alike.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from ..codec import RECORD_FIELDS
 from ..rows import RecordFilter, RecordKey
+from ..sql.matching import like_pattern, text_condition
 
-__all__ = ["FULL_COLUMNS", "ROW_FROM", "full_records_query", "record_where", "tags_all_sql"]
+__all__ = [
+    "FOLD_CASE",
+    "FULL_COLUMNS",
+    "ROW_FROM",
+    "full_records_query",
+    "record_where",
+    "register_functions",
+    "tags_all_sql",
+]
+
+FOLD_CASE = "meta_lower"
 
 ROW_FROM = "FROM records r JOIN scopes s ON s.scope_id = r.scope_id"
 # Qualified: ``kind`` names a column of both tables.
 FULL_COLUMNS = ", ".join(f"r.{name}" for name in RECORD_FIELDS)
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+def register_functions(db: sqlite3.Connection) -> None:
+    """Give a realm connection the functions the listing's SQL calls (:data:`FOLD_CASE`)."""
+    db.create_function(FOLD_CASE, 1, _lower, deterministic=True)
 
 
 def _marks(values: Sequence[str]) -> str:
@@ -68,6 +91,9 @@ def record_where(where: RecordFilter, after: RecordKey | None) -> tuple[list[str
             sql, values = build("r.tags", tags)
             clauses.append(sql)
             args.extend(values)
+    if where.text:
+        clauses.append(text_condition(FOLD_CASE, "?"))
+        args.extend([like_pattern(where.text)] * 2)
     if after is not None:
         clauses.append("(r.updated_at_ms < ? OR (r.updated_at_ms = ? AND r.id < ?))")
         args.extend((after[0], after[0], after[1]))

@@ -3,8 +3,9 @@
 Every function takes a :class:`~meta_memory.memory.sqlite.store.SqliteRealmStore` and reads inside
 its ``reading()`` transaction (one consistent snapshot under the store lock), like the review does
 for writes. Rows come back as the domain's row types (memory/rows.py), body-free: a record's size is
-``body_bytes`` (the UTF-8 length SQLite measures), and a gated promotion's ``stage_token`` is never
-selected.
+``body_bytes`` (the UTF-8 length SQLite measures), its ``body_head`` the body's first characters
+unless its content needs quarantine review (memory/sql/matching.py), and a gated promotion's
+``stage_token`` is never selected.
 Access filtering and wire shapes belong to :mod:`meta_memory.panel`, whose store seam binds these
 functions to a realm store.
 """
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..records import content_hash
 from ..rows import (
+    BODY_HEAD_CHARS,
     ChainLinks,
     DreamRunRow,
     DreamSummaryRow,
@@ -34,6 +36,7 @@ from ..rows import (
     ScopeCounts,
     VerdictRow,
 )
+from ..sql.matching import BODY_LISTED
 from . import steward_rows
 from .listing import ROW_FROM, record_where
 
@@ -66,7 +69,8 @@ _SAMPLES = 8  # memory ids and rationales sampled per dream summary
 _ROW_COLUMNS = (
     "r.id, s.kind, s.key, r.kind, r.title, r.description, r.tags, json_extract(r.provenance, '$.author'), "
     "r.trust, r.status, r.quarantine_reason, r.supersedes, r.superseded_by, r.derived_from, "
-    "r.ever_quarantined, r.created_at_ms, r.updated_at_ms, length(CAST(r.body AS BLOB))"
+    "r.ever_quarantined, r.created_at_ms, r.updated_at_ms, length(CAST(r.body AS BLOB)), "
+    f"CASE WHEN {BODY_LISTED} THEN substr(r.body, 1, {BODY_HEAD_CHARS}) END"
 )
 _ROW_FROM = ROW_FROM
 
@@ -82,7 +86,7 @@ def _json(text: str | None, default: Any) -> Any:
 
 def _row(raw: Sequence[Any]) -> RecordRow:
     mid, skind, skey, kind, title, desc, tags, author, trust, status = raw[:10]
-    reason, sup, sup_by, derived, everq, created, updated, nbytes = raw[10:18]
+    reason, sup, sup_by, derived, everq, created, updated, nbytes, head = raw[10:19]
     author_value = _json(author, None)
     return RecordRow(
         memory_id=mid,
@@ -103,6 +107,7 @@ def _row(raw: Sequence[Any]) -> RecordRow:
         created_at_ms=int(created),
         updated_at_ms=int(updated),
         body_bytes=int(nbytes or 0),
+        body_head=head,
     )
 
 

@@ -70,7 +70,7 @@ from .budget import OpenRealmBudget
 from .checkpoint import Checkpointer, configure_writer
 from .files import REALM_PAGE_SIZE, RealmFileDamaged, check_realm_file, create_realm_file, holds_schema
 from .indexing import IndexKeeper, IndexWorkerLink
-from .listing import full_records_query, tags_all_sql
+from .listing import full_records_query, register_functions, tags_all_sql
 from .migrations import NewerSchema, applied_versions, migrate
 from .recall_index import adopt_in_file_index, open_index_file
 from .rows import INSERT_RECORD, RECORD_COLUMNS
@@ -173,6 +173,7 @@ class SqliteRealmStore:
             raise self._refused("cannot be opened", exc) from exc
         try:
             self._db.execute("PRAGMA busy_timeout = 5000")
+            register_functions(self._db)  # the record listings' text filter folds case with it
             # Before anything below can write to it: a canonical file is born with its schema
             # (files.py), so one without is damage, never a realm to start afresh.
             if existed and not holds_schema(self._db):
