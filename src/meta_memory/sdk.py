@@ -14,8 +14,10 @@ error message is the one the wire gives; results come back as typed values and e
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any, TypeVar
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from .access import Principal, RosterProvider
 from .api import (
@@ -42,7 +44,12 @@ from .gateway.methods import build_dispatcher
 from .keywords import accepts_aliases, camel_case, did_you_mean, snake_case, snake_case_keys
 from .runtime import MetaRuntime
 
+if TYPE_CHECKING:
+    from .client import MetaClient
+
 R = TypeVar("R")
+# What a builder's build() returns: the in-process handle, or a client of a spawned gateway.
+H = TypeVar("H", bound=MetaApi)
 
 __all__ = [
     "AgentMemoryEntry",
@@ -80,9 +87,11 @@ def local_json(health_check_endpoint: str | None = None) -> dict[str, Any]:
     return cfg
 
 
-class MetaBuilder:
+class MetaBuilder(Generic[H]):
     """Collects a runtime's options; :meth:`build` validates them exactly as a TOML config is
-    validated, and boots the runtime. Each method returns the builder, so calls chain.
+    validated, and boots the runtime: in process (a :class:`MetaHandle`), or, after
+    :meth:`gateway`, in a ``meta_gateway stdio`` child (a :class:`~meta_memory.client.MetaClient`).
+    Each method returns the builder, so calls chain.
 
     Keywords are snake_case (``max_entries=8``) or the camelCase the spec's examples use
     (``maxEntries=8``); both spellings of one in a call are refused with ``TypeError``.
@@ -93,9 +102,11 @@ class MetaBuilder:
         self._config: dict[str, Any] = {}
         self._clock: Clock | None = None
         self._roster_provider: RosterProvider | None = None
+        self._spawn = False
+        self._command: str | Sequence[str] | None = None
 
     @accepts_aliases
-    def persistent_state(self, path: str | os.PathLike[str]) -> MetaBuilder:
+    def persistent_state(self, path: str | os.PathLike[str]) -> MetaBuilder[H]:
         """Serve the state directory ``path`` (created if missing); :meth:`build` requires it.
 
         Args:
@@ -107,7 +118,7 @@ class MetaBuilder:
         self._state = path
         return self
 
-    def memory(self, backend: dict[str, Any] | None = None, **unsupported: Any) -> MetaBuilder:
+    def memory(self, backend: dict[str, Any] | None = None, **unsupported: Any) -> MetaBuilder[H]:
         """Persist the assertion ledger (without this call it is held in memory only).
 
         Args:
@@ -125,7 +136,7 @@ class MetaBuilder:
         self._config["memory"] = dict(backend) if backend is not None else local_json()
         return self
 
-    def agent_memory(self, config: bool | Mapping[str, Any] | None = True, **options: Any) -> MetaBuilder:
+    def agent_memory(self, config: bool | Mapping[str, Any] | None = True, **options: Any) -> MetaBuilder[H]:
         """Enable agent memory with ``[agent_memory]``'s options (without this call it is off).
 
         Args:
@@ -159,7 +170,7 @@ class MetaBuilder:
         self._config["agent_memory"] = merged
         return self
 
-    def roster(self, *entries: dict[str, Any]) -> MetaBuilder:
+    def roster(self, *entries: dict[str, Any]) -> MetaBuilder[H]:
         """Declare identities as ``[[roster]]`` entries do; the access rules read them.
 
         Args:
@@ -172,7 +183,7 @@ class MetaBuilder:
         return self
 
     @accepts_aliases
-    def access_control(self, path: str | os.PathLike[str]) -> MetaBuilder:
+    def access_control(self, path: str | os.PathLike[str]) -> MetaBuilder[H]:
         """Load the access rules from a TOML file: an ``[access]`` table, as in a gateway config
         (``enabled``, ``admins``, ``[[access.rules]]``), validated here.
 
@@ -202,7 +213,7 @@ class MetaBuilder:
         self._config["access"] = data["access"]
         return self
 
-    def console_read_only(self) -> MetaBuilder:
+    def console_read_only(self) -> MetaBuilder[H]:
         """Make the console surface read-only: its mutating methods (decide, remember, forget, ...)
         are refused (-32010) and left out of its capabilities.
 
@@ -213,7 +224,7 @@ class MetaBuilder:
         return self
 
     @accepts_aliases
-    def roster_provider(self, provider: RosterProvider) -> MetaBuilder:
+    def roster_provider(self, provider: RosterProvider) -> MetaBuilder[H]:
         """A callback the access rules ask about an identity the roster entries do not name.
 
         Args:
@@ -226,7 +237,7 @@ class MetaBuilder:
         return self
 
     @accepts_aliases
-    def clock(self, clock: Clock) -> MetaBuilder:
+    def clock(self, clock: Clock) -> MetaBuilder[H]:
         """The clock the runtime reads time from (default: the system clock).
 
         Args:
@@ -238,26 +249,82 @@ class MetaBuilder:
         self._clock = clock
         return self
 
-    def build(self) -> MetaHandle:
-        """Validate the options and boot the runtime in process.
+    @accepts_aliases
+    def gateway(
+        self, command: str | os.PathLike[str] | Sequence[str] | None = None
+    ) -> MetaBuilder[MetaClient]:
+        """Run the runtime in a ``meta_gateway stdio`` child instead of in process: :meth:`build`
+        then spawns it on the state dir with this builder's config and returns a
+        :class:`~meta_memory.client.MetaClient` over its stdio, with the handle's methods.
+
+        Args:
+            command: the gateway's command line (``"meta_gateway"``, ``["uv", "run",
+                "meta_gateway"]``); default: the ``meta_gateway`` beside this interpreter, else
+                the one on ``PATH``.
 
         Returns:
-            The running handle; close it (or use ``with``) to release the state dir.
+            This builder, now building a client.
+        """
+        self._spawn = True
+        self._command = os.fspath(command) if isinstance(command, os.PathLike) else command
+        # One builder all along: only what build() returns changes, which the type says.
+        return cast("MetaBuilder[MetaClient]", self)
+
+    @overload
+    def build(self: MetaBuilder[MetaClient]) -> MetaClient: ...
+
+    @overload
+    def build(self: MetaBuilder[MetaHandle]) -> MetaHandle: ...
+
+    def build(self) -> MetaHandle | MetaClient:
+        """Validate the options and boot the runtime: in process, or in a child after :meth:`gateway`.
+
+        Returns:
+            The running handle (a :class:`MetaHandle`, or after :meth:`gateway` a
+            :class:`~meta_memory.client.MetaClient` over the child); close it (or use ``with``)
+            to release the state dir.
 
         Raises:
-            ValueError: :meth:`persistent_state` was not called.
+            ValueError: :meth:`persistent_state` was not called, or :meth:`gateway` was called
+                beside :meth:`roster_provider` or :meth:`clock` (a callable cannot cross into the
+                child; the message names them).
             ConfigError: an option is invalid (the message names it).
             StorageRefused: the state dir cannot be served: another runtime holds it, a
                 predecessor's ledger waits to be adopted, a store is damaged (``StoreCorrupt``).
             CapabilityUnavailable: ``recall = "hybrid"`` and the embedding model is missing or
                 fails its pinned hash (``EmbedderUnavailable``, naming the extra to install).
+            MetaConnectionError: after :meth:`gateway`, the child could not start or exited
+                (its refusal is in the message); ``MetaTimeoutError`` if it did not answer in time.
         """
         if self._state is None:
             raise ValueError("persistent_state(path) is required")
         config = load_config_dict(self._config, source="builder")
-        return MetaHandle(
-            MetaRuntime.open(self._state, config, clock=self._clock, roster_provider=self._roster_provider)
-        )
+        if not self._spawn:
+            return MetaHandle(
+                MetaRuntime.open(
+                    self._state, config, clock=self._clock, roster_provider=self._roster_provider
+                )
+            )
+        local = [
+            name
+            for name, value in (("roster_provider", self._roster_provider), ("clock", self._clock))
+            if value is not None
+        ]
+        if local:
+            calls = " and ".join(f"{name}(...)" for name in local)
+            them = "them" if len(local) > 1 else "it"
+            raise ValueError(
+                f"{calls} cannot cross into the gateway(...) child process: leave {them} out "
+                "(roster(...) entries declare identities)"
+            )
+        from .client import MetaClient  # the clients' httpx, loaded only by a builder that spawns
+        from .client.transport import toml_text
+
+        # The child reads its config once, at boot: the file is gone once it has answered (or failed).
+        with tempfile.TemporaryDirectory(prefix="meta-builder-") as private:
+            path = Path(private, "config.toml")
+            path.write_text(toml_text(self._config), encoding="utf-8")
+            return MetaClient.spawn(state_dir=self._state, config=path, command=self._command)
 
 
 class Meta:
@@ -265,8 +332,9 @@ class Meta:
     :class:`MetaHandle`."""
 
     @staticmethod
-    def builder() -> MetaBuilder:
-        """A new builder, with no options set.
+    def builder() -> MetaBuilder[MetaHandle]:
+        """A new builder, with no options set; it builds an in-process :class:`MetaHandle`, or
+        after :meth:`MetaBuilder.gateway` a client of a spawned gateway.
 
         Returns:
             The builder.

@@ -1,3 +1,24 @@
+export { Meta, MetaBuilder, memory } from "./builder.js";
+export type { GatewayOptions, LocalJsonBackend } from "./builder.js";
+export { MetaHandle } from "./handle.js";
+export type {
+  ForgetOptions,
+  GetOptions,
+  MemoryIndexOptions,
+  MemoryQueryFilters,
+  RecallOptions,
+  RememberOptions,
+  UpdateOptions,
+} from "./handle.js";
+export type {
+  AgentMemoryOptions,
+  ContentTrustOptions,
+  DistillerOptions,
+  HygienistOptions,
+  PostgresOptions,
+  RosterEntry,
+  StewardOptions,
+} from "./options.js";
 export { MetaClient, Session, ConsoleSurface, DEFAULT_TIMEOUT_MS, DEFAULT_MAX_RETRIES } from "./client.js";
 export type { ConnectOptions, SpawnOptions } from "./client.js";
 export {
@@ -7,6 +28,27 @@ export {
   MetaConnectionError,
   MetaTimeoutError,
   ErrorCode,
+  errorFromWire,
+  ProtocolError,
+  ParseError,
+  InvalidRequest,
+  MethodNotFound,
+  InvalidParams,
+  ConfigError,
+  WriteRefused,
+  SessionRefused,
+  AuditVerdictRefused,
+  InternalError,
+  UnknownRecord,
+  CapabilityUnavailable,
+  ReadOnly,
+  MemoryBackendUnavailable,
+  StorageRefused,
+  StoreCorrupt,
+  StoreUnavailable,
+  AccessDenied,
+  QuarantineReviewRefused,
+  ProposalReviewRefused,
 } from "./errors.js";
 export type { MetaErrorOptions } from "./errors.js";
 export { METHODS } from "./methods.js";

@@ -43,7 +43,7 @@ declare module "node:child_process" {
     kill(signal?: "SIGTERM" | "SIGKILL" | "SIGINT"): boolean;
     ref(): void;
     unref(): void;
-    on(event: "exit", listener: (code: number | null, signal: string | null) => void): this;
+    on(event: "exit" | "close", listener: (code: number | null, signal: string | null) => void): this;
     on(event: "error", listener: (err: NodeShim.ErrnoError) => void): this;
     once(event: "exit", listener: (code: number | null, signal: string | null) => void): this;
   }
@@ -110,7 +110,16 @@ declare module "node:fs/promises" {
   function mkdtemp(prefix: string): Promise<string>;
   function writeFile(path: string, data: string): Promise<void>;
   function readFile(path: string, encoding: "utf8"): Promise<string>;
+  function readdir(path: string): Promise<string[]>;
   function rm(path: string, options?: { recursive?: boolean; force?: boolean }): Promise<void>;
+}
+
+declare module "node:url" {
+  function fileURLToPath(url: string | URL): string;
+}
+
+declare module "node:fs" {
+  function readFileSync(path: string, encoding: "utf8"): string;
 }
 
 declare module "node:os" {
@@ -119,6 +128,7 @@ declare module "node:os" {
 
 declare module "node:path" {
   function join(...parts: string[]): string;
+  function dirname(path: string): string;
   const delimiter: string;
 }
 

@@ -1,12 +1,13 @@
 /**
  * The two transports: HTTP (`POST {url}/rpc`, `POST {url}/console/rpc`) and stdio (a
  * `meta_gateway stdio` child speaking JSON lines). Both send one JSON-RPC 2.0 request and
- * resolve to its `result`, or reject with the errors of errors.ts.
+ * resolve to its `result`, or reject with the errors of errors.ts (a JSON-RPC error as the class
+ * its code names).
  */
 
 import { spawn, type ChildProcess } from "node:child_process";
 
-import { MetaAuthError, MetaConnectionError, MetaError, MetaTimeoutError } from "./errors.js";
+import { errorFromWire, MetaAuthError, MetaConnectionError, MetaTimeoutError } from "./errors.js";
 
 export type Surface = "sdk" | "console";
 
@@ -44,10 +45,10 @@ function envelope(id: number, method: string, params: unknown): string {
   return JSON.stringify(message);
 }
 
-/** The reply's result, or the MetaError it carries. */
+/** The reply's result, or the MetaError (subclass) it carries. */
 function settle(reply: unknown, method: string, status?: number): unknown {
   const error = rpcError(reply);
-  if (error !== undefined) throw new MetaError(error.code, error.message, error.data, { method, status });
+  if (error !== undefined) throw errorFromWire(error.code, error.message, error.data, { method, status });
   if (!isObject(reply) || reply.jsonrpc !== "2.0" || !("result" in reply)) {
     throw new MetaConnectionError(`${method}: the reply is not a JSON-RPC 2.0 response`, { method, status });
   }
@@ -170,7 +171,7 @@ export class HttpTransport implements Transport {
         },
       );
     }
-    if (error !== undefined) throw new MetaError(error.code, error.message, error.data, { method, status });
+    if (error !== undefined) throw errorFromWire(error.code, error.message, error.data, { method, status });
     if (status !== 200) {
       throw new MetaConnectionError(`${method}: the gateway at ${url} answered HTTP ${status}`, { method, status });
     }
@@ -317,7 +318,7 @@ export class StdioTransport implements Transport {
         const error = rpcError(first);
         if (error !== undefined) {
           // The boot was refused (bad config, storage refusal): the child exits with status 2.
-          reject(new MetaError(error.code, error.message, error.data));
+          reject(errorFromWire(error.code, error.message, error.data));
           return;
         }
         if (!isObject(first) || typeof first.contract_version !== "string") {

@@ -574,7 +574,13 @@ export interface StatusResult {
   stateDir: string;
   features: {
     ledger?: { persisted: boolean; healthCheck: boolean };
-    agentMemory?: { enabled: boolean; store?: string; realm?: string; selection?: Selection };
+    agentMemory?: {
+      enabled: boolean;
+      store?: string;
+      realm?: string;
+      selection?: Selection;
+      llmWrites?: "observed" | "quarantined";
+    };
     [feature: string]: unknown;
   };
   storage: StorageCensus;

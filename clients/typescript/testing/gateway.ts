@@ -1,7 +1,8 @@
 /**
  * Test support: real gateways as child processes (`meta_gateway serve` on a free port, or the
- * stdio client's own child), temporary state dirs and config files, and raw TCP servers that
- * misbehave on purpose. The executable is `$META_GATEWAY`, else `meta_gateway` on PATH.
+ * stdio client's own child), temporary state dirs and config files, raw TCP servers that
+ * misbehave on purpose, and the Python package beside the gateway (for the tests that hold the
+ * client to it). The executable is `$META_GATEWAY`, else `meta_gateway` on PATH.
  */
 
 import { spawn, type ChildProcess } from "node:child_process";
@@ -9,9 +10,27 @@ import { createHash } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 export const GATEWAY = process.env.META_GATEWAY ?? "meta_gateway";
+/** The Python that has meta_memory: `$META_PYTHON`, else the `python3` beside `$META_GATEWAY`. */
+export const PYTHON =
+  process.env.META_PYTHON ?? (GATEWAY.includes("/") ? join(dirname(GATEWAY), "python3") : "python3");
+
+/** What `python3 -c code` prints on stdout; rejects with its stderr when it fails. */
+export function python(code: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, ["-c", code], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.setEncoding("utf8");
+    child.stderr.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => (out += chunk));
+    child.stderr.on("data", (chunk) => (err += chunk));
+    child.on("error", (e) => reject(new Error(`could not run ${PYTHON} (set META_PYTHON): ${e.message}`)));
+    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`${PYTHON} exited ${code}:\n${err}`))));
+  });
+}
 
 const temps: string[] = [];
 
