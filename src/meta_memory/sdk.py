@@ -14,9 +14,7 @@ error message is the one the wire gives; results come back as typed values and e
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from .access import Principal, RosterProvider
@@ -318,13 +316,9 @@ class MetaBuilder(Generic[H]):
                 "(roster(...) entries declare identities)"
             )
         from .client import MetaClient  # the clients' httpx, loaded only by a builder that spawns
-        from .client.transport import toml_text
 
-        # The child reads its config once, at boot: the file is gone once it has answered (or failed).
-        with tempfile.TemporaryDirectory(prefix="meta-builder-") as private:
-            path = Path(private, "config.toml")
-            path.write_text(toml_text(self._config), encoding="utf-8")
-            return MetaClient.spawn(state_dir=self._state, config=path, command=self._command)
+        # The client writes the config to a private temporary file, removed when it closes.
+        return MetaClient.spawn(state_dir=self._state, config=self._config, command=self._command)
 
 
 class Meta:
