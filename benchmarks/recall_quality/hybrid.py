@@ -3,7 +3,7 @@
 Run ``python benchmarks/recall_quality/hybrid.py`` (``--float32`` to rank the model's own vectors instead of
 the int8 form a store keeps, ``--quick`` for a smoke run on one seed per set and two
 conversations per chat seed, ``--sweep`` for the record-text choice and the fusion grid on the tuning sets
-only, for every packaged model; ``--model`` to pick one). Every system ranks the same questions in the same run: ``ours`` is the lexical ranker of
+only, for every packaged model; ``--model`` to pick one, ``--runtime`` its runtime). Every system ranks the same questions in the same run: ``ours`` is the lexical ranker of
 ``evaluate.py``; ``embedding`` is exact cosine nearest neighbours over the scope's records (the model of
 ``meta_memory.memory.embedding.load_embedder()``, records through ``embed_documents``, questions through
 ``embed_queries``); the ``hybrid`` rows fuse the two rankings' top ``depth`` docs with
@@ -77,8 +77,11 @@ def record_text(record: Record, style: str = "title: body") -> str:
 RECORD_TEXT = "title: body (tags)"
 
 
+RUNTIME = "auto"
+
+
 def load(model: str | None) -> Any:
-    return load_embedder(model or DEFAULT_MODEL, parallel=os.cpu_count() or 1)
+    return load_embedder(model or DEFAULT_MODEL, parallel=os.cpu_count() or 1, runtime=RUNTIME)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -385,9 +388,16 @@ def main() -> None:
     parser.add_argument(
         "--float32", action="store_true", help="rank the model's float32 vectors, not the stored int8 form"
     )
+    parser.add_argument(
+        "--runtime",
+        choices=["auto", "numpy", "onnxruntime"],
+        default="auto",
+        help="the embedding runtime (auto: onnxruntime when installed)",
+    )
     args = parser.parse_args()
-    global STORED
+    global STORED, RUNTIME
     STORED = not args.float32
+    RUNTIME = args.runtime
     console = Console(width=220)
     started = time.perf_counter()
     if args.sweep:
@@ -396,7 +406,7 @@ def main() -> None:
     embedder = load(args.model)
     stored = "stored int8 form" if STORED else "float32"
     console.print(
-        f"embedding model: {embedder.model_id}; record text: {RECORD_TEXT!r}; record vectors: {stored}"
+        f"embedding model: {embedder.model_id} on {getattr(embedder, 'runtime', '?')}; record text: {RECORD_TEXT!r}; record vectors: {stored}"
     )
     meter = Throughput()
     tuning_wanted = tuning_sets(args.quick or args.smoke)

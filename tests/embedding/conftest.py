@@ -1,4 +1,6 @@
-"""Loaded embedders, one per supported model, shared by the module's tests (a load takes ~0.5 s)."""
+"""Loaded embedders, one per supported model and runtime, shared by the module's tests (a load
+takes ~0.5 s). Every model runs on both runtimes: numpy (the `semantic` extra) and onnxruntime
+(`semantic-fast`, which the test extra installs)."""
 
 from __future__ import annotations
 
@@ -9,35 +11,43 @@ import pytest
 from meta_memory.memory.embedding import MODELS, OnnxEmbedder, load_embedder
 from meta_memory.memory.embedding.static_embedder import StaticEmbedder
 
-_loaded: dict[str, Any] = {}
+RUNTIMES = ("numpy", "onnxruntime")
+
+_loaded: dict[tuple[str, str], Any] = {}
 
 
-def loaded(model_id: str) -> Any:
-    """The model's embedder: an OnnxEmbedder, or the StaticEmbedder distilled from one."""
-    if model_id not in _loaded:
-        embedder = load_embedder(model_id)
+def loaded(model_id: str, runtime: str = "numpy") -> Any:
+    """The model's embedder on ``runtime``: an OnnxEmbedder, or the StaticEmbedder distilled from one."""
+    key = (model_id, runtime)
+    if key not in _loaded:
+        embedder = load_embedder(model_id, runtime=runtime)  # type: ignore[arg-type]
         assert isinstance(embedder, (OnnxEmbedder, StaticEmbedder))
-        _loaded[model_id] = embedder
-    return _loaded[model_id]
+        _loaded[key] = embedder
+    return _loaded[key]
+
+
+@pytest.fixture(params=RUNTIMES)
+def runtime(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 @pytest.fixture(params=sorted(MODELS))
-def embedder(request: pytest.FixtureRequest) -> OnnxEmbedder:
-    """Each supported model in turn."""
-    return loaded(request.param)
+def embedder(request: pytest.FixtureRequest, runtime: str) -> OnnxEmbedder:
+    """Each supported model in turn, on each runtime."""
+    return loaded(request.param, runtime)
 
 
 @pytest.fixture
-def minilm() -> OnnxEmbedder:
-    return loaded("all-minilm-l6-v2-int8")
+def minilm(runtime: str) -> OnnxEmbedder:
+    return loaded("all-minilm-l6-v2-int8", runtime)
 
 
 @pytest.fixture
-def minilm_dynamic() -> OnnxEmbedder:
-    """MiniLM's int8 weights run with int8 activations (a graph derived at load)."""
-    return loaded("all-minilm-l6-v2-int8-dynamic")
+def minilm_dynamic(runtime: str) -> OnnxEmbedder:
+    """MiniLM's int8 weights run with int8 activations (derived at load)."""
+    return loaded("all-minilm-l6-v2-int8-dynamic", runtime)
 
 
 @pytest.fixture
-def bge() -> OnnxEmbedder:
-    return loaded("bge-small-en-v1.5-int8")
+def bge(runtime: str) -> OnnxEmbedder:
+    return loaded("bge-small-en-v1.5-int8", runtime)

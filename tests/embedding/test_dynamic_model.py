@@ -1,8 +1,9 @@
 """The dynamically quantized MiniLM (``all-minilm-l6-v2-int8-dynamic``, a graph derived at load from
 the pinned int8 file): its vectors stay close to the float-activation model's and to
 sentence-transformers' float32 reference, a text's vector is the same bit for bit however many
-texts share its call and however many threads run them, the threads that run a call's batches sit
-at the niceness asked for, and a missing ``onnx`` (which the derivation needs) refuses the load."""
+texts share its call and however many threads run them (on either runtime), the threads that run a
+call's batches sit at the niceness asked for, and without onnxruntime or onnx the model runs on
+numpy, while asking for onnxruntime by name is refused with the extra to install."""
 
 from __future__ import annotations
 
@@ -110,17 +111,18 @@ def test_a_texts_vector_is_the_same_bit_for_bit_alone_and_among_many(minilm_dyna
     assert np.array_equal(minilm_dynamic.embed_documents(shuffled), together[[30, 0, 13]])
 
 
-def test_parallel_threads_change_no_vector_bit_for_bit() -> None:
-    serial = load_embedder(DYNAMIC, parallel=1)
-    parallel = load_embedder(DYNAMIC, parallel=3)
+def test_parallel_threads_change_no_vector_bit_for_bit(runtime: str) -> None:
+    serial = load_embedder(DYNAMIC, parallel=1, runtime=runtime)  # type: ignore[arg-type]
+    parallel = load_embedder(DYNAMIC, parallel=3, runtime=runtime)  # type: ignore[arg-type]
     assert isinstance(parallel, OnnxEmbedder) and parallel.parallel == 3
-    texts = TEXTS[:18]
+    assert parallel.runtime == runtime
+    texts = TEXTS[:18] + [text + " again" for text in TEXTS[:18]]
     expected = serial.embed_documents(texts)
     assert np.array_equal(parallel.embed_documents(texts), expected)
     assert np.array_equal(parallel.embed_queries(texts), serial.embed_queries(texts))
-    # The float-activation model, batched several texts to a graph call, is parallel too.
-    plain_serial = load_embedder("all-minilm-l6-v2-int8", batch_size=4)
-    plain_parallel = load_embedder("all-minilm-l6-v2-int8", batch_size=4, parallel=3)
+    # The float-activation model, batched several texts to a call, is parallel too.
+    plain_serial = load_embedder("all-minilm-l6-v2-int8", batch_size=4, runtime=runtime)  # type: ignore[arg-type]
+    plain_parallel = load_embedder("all-minilm-l6-v2-int8", batch_size=4, parallel=3, runtime=runtime)  # type: ignore[arg-type]
     assert np.array_equal(plain_parallel.embed(texts), plain_serial.embed(texts))
 
 
@@ -156,29 +158,50 @@ def test_parallel_below_one_is_refused(parallel: int) -> None:
         load_embedder(DYNAMIC, parallel=parallel)
 
 
-_WITHOUT_ONNX = """
+_WITHOUT = """
 import json, sys
-sys.modules["onnx"] = None  # `import onnx` raises ImportError, as when it is not installed
+for name in sys.argv[2:]:
+    sys.modules[name] = None  # `import name` raises ImportError, as when it is not installed
 from meta_memory.memory.embedding import EmbedderUnavailable, load_embedder
-out = {}
+out = {"auto": load_embedder(sys.argv[1]).runtime}
+out["plain"] = load_embedder("all-minilm-l6-v2-int8").runtime
+out["shape"] = load_embedder(sys.argv[1]).embed(["hi"]).shape[1]
 try:
-    load_embedder(sys.argv[1])
+    load_embedder(sys.argv[1], runtime="onnxruntime")
+    out["refused"] = None
 except EmbedderUnavailable as exc:
     out["refused"] = {"reason": exc.reason, "message": exc.message, "data": exc.data}
-out["plain"] = load_embedder("all-minilm-l6-v2-int8").embed(["hi"]).shape[1]
 print(json.dumps(out))
 """
 
 
-def test_without_onnx_the_derived_model_is_refused_as_not_installed_and_the_plain_one_loads() -> None:
+def _without(*modules: str) -> dict[str, object]:
     done = subprocess.run(
-        [sys.executable, "-c", _WITHOUT_ONNX, DYNAMIC], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", _WITHOUT, DYNAMIC, *modules], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
+    out: dict[str, object] = json.loads(done.stdout)
+    return out
+
+
+def test_without_onnxruntime_every_model_runs_on_numpy_and_asking_for_it_names_the_extra() -> None:
+    out = _without("onnxruntime", "onnx")
+    assert (out["auto"], out["plain"], out["shape"]) == ("numpy", "numpy", 384)
     refused = out["refused"]
-    assert refused["reason"] == "not_installed"
-    assert "needs onnx, which is not installed" in refused["message"]
-    assert refused["message"].endswith("install it with: pip install 'meta-memory[semantic]'")
-    assert refused["data"]["distribution"] == "onnx" and refused["data"]["model"] == DYNAMIC
-    assert out["plain"] == 384  # the float-activation model needs no onnx
+    assert isinstance(refused, dict) and refused["reason"] == "not_installed"
+    assert "needs onnxruntime and onnx, which are not installed" in refused["message"]
+    assert refused["message"].endswith("install them with: pip install 'meta-memory[semantic-fast]'")
+    assert refused["data"]["distribution"] == "onnxruntime" and refused["data"]["model"] == DYNAMIC
+    assert refused["data"]["extra"] == "semantic-fast"
+
+
+def test_without_onnx_the_derived_model_runs_on_numpy_and_the_plain_one_on_onnxruntime() -> None:
+    out = _without("onnx")
+    assert (out["auto"], out["plain"], out["shape"]) == ("numpy", "onnxruntime", 384)
+    refused = out["refused"]
+    assert isinstance(refused, dict) and refused["reason"] == "not_installed"
+
+
+def test_with_both_installed_auto_takes_onnxruntime() -> None:
+    out = _without()
+    assert (out["auto"], out["plain"], out["refused"]) == ("onnxruntime", "onnxruntime", None)

@@ -17,8 +17,10 @@ def test_embedding_package_exports_exactly_its_public_api() -> None:
         "ModelSpec",
         "OnnxEmbedder",
         "PackagedFile",
+        "Runtime",
         "installed_path",
         "load_embedder",
+        "runtime_available",
     ]
     assert all(hasattr(embedding, name) for name in embedding.__all__)
     assert embedding.DEFAULT_MODEL in embedding.MODELS

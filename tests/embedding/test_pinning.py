@@ -124,20 +124,22 @@ def test_an_unknown_model_is_refused_naming_the_known_ones() -> None:
     assert refused.value.reason == "unknown_model"
 
 
-def test_a_file_onnxruntime_cannot_load_is_refused_without_its_text(tmp_path: Path) -> None:
+@pytest.mark.parametrize("runtime", ["numpy", "onnxruntime"])
+def test_a_file_the_runtime_cannot_load_is_refused_without_its_text(tmp_path: Path, runtime: str) -> None:
     junk = tmp_path / "model.onnx"
     junk.write_bytes(b"not an onnx graph" * 64)
     pinned = dataclasses.replace(MINILM.onnx, sha256=hashlib.sha256(junk.read_bytes()).hexdigest())
     spec = dataclasses.replace(MINILM, onnx=pinned)
     with pytest.raises(EmbedderUnavailable) as refused:
-        load_embedder(spec, locate=_locating(pinned, junk))
+        load_embedder(spec, locate=_locating(pinned, junk), runtime=runtime)  # type: ignore[arg-type]
     assert refused.value.reason == "unloadable"
     assert refused.value.message.startswith(
         f"embedding model 'all-minilm-l6-v2-int8': the model {junk} cannot be loaded ("
     )
-    # onnxruntime's own text stays chained as the cause, out of the message and off the wire.
-    assert "ONNXRuntimeError" in str(refused.value.__cause__)
-    assert "ONNXRuntimeError" not in refused.value.message
+    # The runtime's own text stays chained as the cause, out of the message and off the wire.
+    cause = {"numpy": "wire type", "onnxruntime": "ONNXRuntimeError"}[runtime]
+    assert cause in str(refused.value.__cause__)
+    assert cause not in refused.value.message
     assert "ONNXRuntimeError" not in str(to_wire_error(refused.value))
 
 

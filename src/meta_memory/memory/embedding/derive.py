@@ -1,6 +1,7 @@
 """Graphs derived at load time from a pinned model file, never downloaded.
 
-``dynamic_int8``: the graph with every matrix product's weights quantized to int8 per output channel
+The numpy runtime derives its weights itself (:mod:`.bert`); this module derives the graph the
+onnxruntime runtime runs. ``dynamic_int8``: the graph with every matrix product's weights quantized to int8 per output channel
 and its activations quantized per call (onnxruntime's dynamic quantization, u8 x s8 products). A
 MiniLM run this way costs about half the CPU of the same graph with float products (its weights
 are stored as int8 but computed in float32). The source file is the pinned one (checked before this

@@ -2,8 +2,9 @@
 
 ``EmbedderUnavailable`` sits under :class:`~meta_memory.errors.CapabilityUnavailable` (-32004), so it
 crosses the wire as "feature not available" with ``data.kind == "embedder_unavailable"``. Its
-message says what to install (``pip install 'meta-memory[semantic]'``); the text of onnxruntime's own
-exceptions never reaches it (they stay chained as ``__cause__``).
+message says what to install (``pip install 'meta-memory[semantic]'``, or ``[semantic-fast]`` for
+onnxruntime), and ``data.extra`` names that extra; the text of a runtime's own exceptions never
+reaches it (they stay chained as ``__cause__``).
 """
 
 from __future__ import annotations

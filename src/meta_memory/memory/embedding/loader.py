@@ -1,9 +1,9 @@
 """Loading an embedding model by its id: the table entry, the runtime libraries, the pinned files.
 
 :func:`load_embedder` is the one way in. It refuses, with :class:`EmbedderUnavailable` naming the
-extra to install, an unknown model id, a missing extra (numpy, onnxruntime,
-the wheels that carry the files) and any file that is not the pinned one, before onnxruntime reads
-a byte of it.
+extra to install, an unknown model id, a missing extra (numpy, the wheels that carry the files;
+onnxruntime when it is asked for by name) and any file that is not the pinned one, before a runtime
+reads a byte of it.
 """
 
 from __future__ import annotations
@@ -13,19 +13,20 @@ import importlib
 
 from .errors import EmbedderUnavailable
 from .models import DEFAULT_MODEL, MODELS, ModelSpec
-from .onnx_embedder import OnnxEmbedder
+from .onnx_embedder import OnnxEmbedder, Runtime
 from .pinning import Locate, installed_path, verified_files
 from .protocol import Embedder
 from .static_embedder import StaticEmbedder
 
 __all__ = ["load_embedder"]
 
-_RUNTIME = ("numpy", "onnxruntime")
+_RUNTIME = ("numpy",)
 
 
 def load_embedder(
     model: str | ModelSpec = DEFAULT_MODEL,
     *,
+    runtime: Runtime = "auto",
     intra_op_threads: int = 1,
     batch_size: int = 32,
     parallel: int = 1,
@@ -36,15 +37,18 @@ def load_embedder(
 
     Args:
         model: the model id (the key its vectors are stored under) or a :class:`ModelSpec`.
-        intra_op_threads: onnxruntime's threads inside one operator (1: one core).
-        batch_size: texts run through the graph together (capped by the model's ``max_batch``).
+        runtime: ``numpy``, ``onnxruntime`` (the `semantic-fast` extra), or ``auto``: onnxruntime
+            when it is installed, numpy otherwise (see :mod:`.onnx_embedder`).
+        intra_op_threads: onnxruntime's threads inside one operator (1: one core); numpy's
+            products use its BLAS library's threads.
+        batch_size: texts run together (on onnxruntime, capped by the model's ``max_batch``).
         parallel: batches of one call run at once, each on a thread of its own.
         parallel_nice: the CPU niceness those threads run at, at least (0: the caller's).
         locate: where a packaged file is installed; the default asks ``importlib.metadata``.
 
     Raises:
         EmbedderUnavailable: the model is unknown (``unknown_model``), the extra is not installed
-            (``not_installed``), a file fails its pin (``hash_mismatch``), or onnxruntime or
+            (``not_installed``), a file fails its pin (``hash_mismatch``), or the runtime
             cannot load it (``unloadable``).
         ValueError: ``intra_op_threads``, ``batch_size`` or ``parallel`` is below 1.
     """
@@ -64,13 +68,18 @@ def load_embedder(
     if spec.derive == "static_tokens":
         # Pieces are distilled in batches of equal length: the source runs as it is, batched.
         source = OnnxEmbedder(
-            dataclasses.replace(spec, derive=None), model_file, tokenizer_file, batch_size=256
+            dataclasses.replace(spec, derive=None),
+            model_file,
+            tokenizer_file,
+            runtime=runtime,
+            batch_size=256,
         )
         return StaticEmbedder(spec, source)
     return OnnxEmbedder(
         spec,
         model_file,
         tokenizer_file,
+        runtime=runtime,
         intra_op_threads=intra_op_threads,
         batch_size=batch_size,
         parallel=parallel,

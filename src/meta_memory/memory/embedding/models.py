@@ -46,11 +46,13 @@ class ModelSpec:
     dim: int
     window: int  # tokens the model reads, [CLS] and [SEP] included
     pooling: Literal["mean", "cls"]
+    heads: int = 12  # attention heads (the numpy runtime splits the hidden size by them)
     query_prefix: str = ""
     document_prefix: str = ""
-    # Texts run together in one call of the graph. A graph that quantizes its activations
-    # dynamically (DynamicQuantizeLinear) takes one scale for the whole batch, so a text's vector
-    # would depend on its neighbours: such a model runs one text at a time.
+    # Texts run together in one onnxruntime call of the graph. A graph that quantizes its
+    # activations dynamically (DynamicQuantizeLinear) takes one scale for the whole batch there, so
+    # a text's vector would depend on its neighbours: such a model runs one text at a time on
+    # onnxruntime. The numpy runtime quantizes each text alone and batches any model.
     max_batch: int | None = None
     pad_token: str = "[PAD]"
     output: str = "last_hidden_state"

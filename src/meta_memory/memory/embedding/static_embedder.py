@@ -64,6 +64,11 @@ class StaticEmbedder:
         return self.spec.model_id
 
     @property
+    def runtime(self) -> str:
+        """The runtime the pieces are distilled on (the source model's)."""
+        return self._source.runtime
+
+    @property
     def dim(self) -> int:
         return self.spec.dim
 
