@@ -2,16 +2,17 @@
 
 Run: ``python benchmarks/footprint.py [--records 2000] [--model ID] [--keep]`` from the repository
 root (needs the package index, as ``pip install`` does). It builds this checkout's wheel and
-installs it into three fresh venvs: without extras (the baseline), with ``[semantic]`` and with
-``[semantic-bge]``. For each it prints:
+installs it into four fresh venvs: without extras (the baseline), with ``[semantic]`` (the numpy
+runtime), ``[semantic-fast]`` (onnxruntime) and ``[semantic-bge]``. For each it prints:
 
 - the venv's size on disk and what the extra adds to the baseline, with the largest
   distributions it brought, and whether a model-hub client (``huggingface-hub``, ``hf-xet``) came
   with it;
-- in the ``[semantic]`` venv: the model's load time (a fresh process each time, the files' hashes
-  checked, median of 5), and the peak resident memory (``VmHWM``) of ``meta_gateway serve`` and of
-  its indexing process after ``--records`` records were remembered and embedded, beside the same
-  gateway with ``recall = "lexical"`` (the baseline, same records, same run).
+- in the ``[semantic]`` and ``[semantic-fast]`` venvs: the model's load time (a fresh process each
+  time, the files' hashes checked, median of 5), and the peak resident memory (``VmHWM``) of
+  ``meta_gateway serve`` and of its indexing process after ``--records`` records were remembered
+  and embedded, beside the same gateway with ``recall = "lexical"`` (the baseline, same records,
+  same run).
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ def children(pid: int) -> list[int]:
 
 def serve_and_measure(venv: Path, work: Path, recall: str, model: str, records: int) -> tuple[int, int]:
     """Peak RSS (KiB) of the gateway and of its child processes after ``records`` remembers."""
+    work.mkdir(parents=True, exist_ok=True)
     state = work / f"state-{recall}"
     config = work / f"{recall}.toml"
     extra = f'embedding_model = "{model}"\n' if recall == "hybrid" else ""
@@ -202,29 +204,35 @@ def main() -> None:
         venvs = {
             "base": venv_with(work, "base", str(wheel)),
             "semantic": venv_with(work, "semantic", f"{wheel}[semantic]"),
+            "semantic-fast": venv_with(work, "semantic-fast", f"{wheel}[semantic-fast]"),
             "semantic-bge": venv_with(work, "semantic-bge", f"{wheel}[semantic-bge]"),
         }
         sizes = {name: size_of(venv) for name, venv in venvs.items()}
         base_dists = distributions(venvs["base"])
         print(f"fresh venv with meta-memory (baseline): {mb(sizes['base'])}")
-        for name in ("semantic", "semantic-bge"):
+        for name in ("semantic", "semantic-fast", "semantic-bge"):
             dists = distributions(venvs[name])
             added = {d: n for d, n in dists.items() if d not in base_dists}
             hub = sorted(d for d in dists if d.lower() in HUB_CLIENTS)
             largest = ", ".join(f"{d} {mb(n)}" for d, n in sorted(added.items(), key=lambda kv: -kv[1])[:8])
             print(f"[{name}] adds {mb(sizes[name] - sizes['base'])} ({len(added)} distributions: {largest})")
             print(f"[{name}] model-hub client installed: {', '.join(hub) if hub else 'none'}")
-        times = load_times(venvs["semantic"], args.model)
-        print(
-            f"model load ({args.model}, fresh process, hashes checked): median {statistics.median(times):.2f} s"
-        )
         lexical = serve_and_measure(venvs["semantic"], work, "lexical", args.model, args.records)
-        hybrid = serve_and_measure(venvs["semantic"], work, "hybrid", args.model, args.records)
         print(
-            f"peak RSS after {args.records:,} records: gateway {lexical[0] / 1024:.0f} MiB lexical, "
-            f"{hybrid[0] / 1024:.0f} MiB hybrid; indexing process {lexical[1] / 1024:.0f} MiB lexical, "
-            f"{hybrid[1] / 1024:.0f} MiB hybrid"
+            f"peak RSS after {args.records:,} records, lexical: gateway {lexical[0] / 1024:.0f} MiB, "
+            f"indexing process {lexical[1] / 1024:.0f} MiB"
         )
+        for name in ("semantic", "semantic-fast"):
+            times = load_times(venvs[name], args.model)
+            print(
+                f"[{name}] model load ({args.model}, fresh process, hashes checked): "
+                f"median {statistics.median(times):.2f} s"
+            )
+            hybrid = serve_and_measure(venvs[name], work / name, "hybrid", args.model, args.records)
+            print(
+                f"[{name}] peak RSS after {args.records:,} records, hybrid: gateway "
+                f"{hybrid[0] / 1024:.0f} MiB, indexing process {hybrid[1] / 1024:.0f} MiB"
+            )
     finally:
         if args.keep:
             print(f"kept: {work}")

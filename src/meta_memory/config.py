@@ -252,6 +252,9 @@ class AgentMemoryConfig(_Section):
     # extra); the model is pinned by file hash, and switching it rebuilds the realm's vectors.
     recall: Annotated[str, BeforeValidator(_choice("lexical", "hybrid"))] = "lexical"
     embedding_model: Annotated[str, BeforeValidator(_embedding_model)] = DEFAULT_MODEL
+    # What runs the model: numpy (the `semantic` extra), onnxruntime (`semantic-fast`: faster, more
+    # memory), or auto: onnxruntime when it is installed.
+    embedding_runtime: Annotated[str, BeforeValidator(_choice("auto", "numpy", "onnxruntime"))] = "auto"
     # A scope with at least this many vectors is searched through a graph index (HNSW), not exactly.
     ann_min_vectors: Annotated[int, BeforeValidator(_int_in(1_000, 1_000_000_000))] = ANN_MIN_VECTORS
     hygienist: Annotated[HygienistConfig, BeforeValidator(_parked_section)] = Field(

@@ -59,7 +59,10 @@ def recall_provider(config: AgentMemoryConfig) -> RecallProvider | None:
     # PostgreSQL store's embedding thread, a library's inline catch-up, which a read waits for) run
     # on every core, below the request threads' priority but not at the idle one.
     embedder = load_embedder(
-        config.embedding_model, parallel=os.cpu_count() or 1, parallel_nice=BACKGROUND_NICE
+        config.embedding_model,
+        runtime=config.embedding_runtime,  # type: ignore[arg-type]  # the config allows only a Runtime
+        parallel=os.cpu_count() or 1,
+        parallel_nice=BACKGROUND_NICE,
     )
     return HybridRecallProvider(embedder)
 

@@ -110,6 +110,10 @@ def test_the_helper_builds_the_index_while_the_store_only_writes_records(
     ids = remember(worker_store, make_record, 300)
     pid = worker.pid()
     assert pid is not None and pid != os.getpid() and alive(pid)
+    # Its BLAS runs products on the embedding threads (their idle priority), not threads of its own.
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    expected = os.environ.get("OPENBLAS_NUM_THREADS", "1").encode()
+    assert b"OPENBLAS_NUM_THREADS=" + expected in environ
     # No read of the index and no inline catch-up (300 < the store's inline threshold): only the
     # helper can bring the index file up to the newest record.
     assert eventually(lambda: index_marks(path)[0] == realm_extent(path)[0], timeout_s=20)

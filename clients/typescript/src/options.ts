@@ -72,6 +72,7 @@ export interface AgentMemoryOptions {
   selector?: "off";
   recall?: "lexical" | "hybrid";
   embeddingModel?: string;
+  embeddingRuntime?: "auto" | "numpy" | "onnxruntime";
   annMinVectors?: number;
   hygienist?: false | HygienistOptions;
   distiller?: boolean | DistillerOptions;
@@ -132,6 +133,7 @@ export const AGENT_MEMORY_OPTIONS = {
   selector: null,
   recall: null,
   embeddingModel: null,
+  embeddingRuntime: null,
   annMinVectors: null,
   hygienist: HYGIENIST,
   distiller: DISTILLER,

@@ -19,6 +19,9 @@ rows, whatever the scope's size. Measured recall@10 against exact search: benchm
 
 from __future__ import annotations
 
+import contextlib
+import importlib.metadata
+import itertools
 import logging
 import os
 import threading
@@ -64,12 +67,28 @@ def ann_available() -> bool:
 
 
 def _import_usearch() -> Any:
-    # onnxruntime first: usearch 2.26 loaded before it makes its import segfault (the extra pins
-    # usearch below 2.26; this keeps a process whole if another release is installed anyway).
-    import onnxruntime  # type: ignore[import-untyped]  # noqa: F401
+    # usearch 2.26 segfaults when it is loaded before onnxruntime: the extra pins usearch below 2.24,
+    # and where a later release is installed anyway (and onnxruntime is), onnxruntime goes first.
+    # Otherwise onnxruntime is left alone: a gateway on the numpy runtime never loads it.
+    with contextlib.suppress(ImportError, ValueError):
+        if _release(importlib.metadata.version("usearch")) >= (2, 26):
+            import onnxruntime  # type: ignore[import-untyped]  # noqa: F401
     import usearch.index
 
     return usearch.index
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``2.26.6`` -> (2, 26, 6): the leading numbers of a version (ValueError if there are none)."""
+    numbers = []
+    for part in version.split("."):
+        digits = "".join(itertools.takewhile(str.isdigit, part))
+        if not digits:
+            break
+        numbers.append(int(digits))
+    if not numbers:
+        raise ValueError(version)
+    return tuple(numbers)
 
 
 class ScopeAnn:

@@ -51,7 +51,9 @@ class SqliteStoreFactory:
         self._budget = OpenRealmBudget(config.max_open_realms)
         mode = config.index_worker
         self.index_worker = (
-            IndexWorkerProcess() if mode == "process" or (mode == "auto" and serving) else None
+            IndexWorkerProcess(embedding_runtime=config.embedding_runtime)
+            if mode == "process" or (mode == "auto" and serving)
+            else None
         )
         if self.index_worker is not None:
             self.index_worker.start()  # its start-up overlaps ours, not the first writes

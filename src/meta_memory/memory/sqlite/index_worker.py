@@ -71,8 +71,9 @@ _ENTRY = "import sys; from meta_memory.memory.sqlite.index_worker import main; s
 class IndexWorkerProcess:
     """The gateway's side: starts, nudges, restarts and stops one helper process."""
 
-    def __init__(self, argv: list[str] | None = None) -> None:
-        self._argv = argv or [sys.executable, "-c", _ENTRY]
+    def __init__(self, argv: list[str] | None = None, *, embedding_runtime: str = "auto") -> None:
+        # The runtime the helper embeds with (``[agent_memory] embedding_runtime``), its argument.
+        self._argv = argv or [sys.executable, "-c", _ENTRY, embedding_runtime]
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._starts: collections.deque[float] = collections.deque(maxlen=RESTARTS_PER_MINUTE)
@@ -130,7 +131,12 @@ class IndexWorkerProcess:
             return None  # restarting in a loop: leave the index to the stores (inline)
         self._starts.append(now)
         try:
-            proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+            # numpy's BLAS runs each product on the calling thread: the embedding threads carry the
+            # idle priority and their own parallelism, and BLAS threads of its own (created at the
+            # priority of whichever thread imported numpy) would neither yield nor fit the cores.
+            env = {**os.environ}
+            env.setdefault("OPENBLAS_NUM_THREADS", "1")
+            proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env)
         except OSError as exc:
             _log.warning("cannot start the indexing process (%s); indexing inline", exc)
             return None
@@ -232,6 +238,7 @@ class _Realm:
 
 
 _embedders: dict[str, Any] = {}
+_runtime = "auto"  # the embedding runtime the gateway passed (main's argument)
 
 
 def _embedder(model_id: str) -> Any:
@@ -243,7 +250,10 @@ def _embedder(model_id: str) -> Any:
         try:
             # Every core, at the lowest priority: the embedding uses what the gateway leaves idle.
             _embedders[model_id] = load_embedder(
-                model_id, parallel=os.cpu_count() or 1, parallel_nice=IDLE_NICE
+                model_id,
+                runtime=_runtime,  # type: ignore[arg-type]  # checked by main
+                parallel=os.cpu_count() or 1,
+                parallel_nice=IDLE_NICE,
             )
         except MetaError as exc:
             _log.warning("cannot embed with %s: %s", model_id, exc.message)
@@ -346,7 +356,10 @@ def _step(
 
 
 def main() -> int:
+    global _runtime
     logging.basicConfig(level=logging.WARNING, format="meta-index-worker: %(levelname)s %(message)s")
+    if len(sys.argv) > 1 and sys.argv[1] in ("auto", "numpy", "onnxruntime"):
+        _runtime = sys.argv[1]
     with contextlib.suppress(OSError):  # not permitted here: run at normal priority
         os.nice(NICE)
     with contextlib.suppress(KeyboardInterrupt):  # the gateway's terminal got ^C too
