@@ -25,6 +25,7 @@ from .keywords import Keywords, accepts_aliases, accepts_aliases_async
 from .operations import (
     CONSOLE_SURFACE,
     Call,
+    agent_memory_history,
     capabilities,
     console_decide,
     console_decide_proposal,
@@ -58,10 +59,12 @@ from .operations import (
 from .results import (
     AgentMemoryEntry,
     AgentMemoryForgetResult,
+    AgentMemoryHistory,
     AgentMemoryLookup,
     AgentMemoryPage,
     AgentMemoryRecord,
     AgentMemoryUpdateResult,
+    AgentMemoryVersion,
     MemoryIndexResult,
     MemoryQueryResult,
     MemoryStoreInfo,
@@ -74,10 +77,12 @@ __all__ = [
     "CONSOLE_SURFACE",
     "AgentMemoryEntry",
     "AgentMemoryForgetResult",
+    "AgentMemoryHistory",
     "AgentMemoryLookup",
     "AgentMemoryPage",
     "AgentMemoryRecord",
     "AgentMemoryUpdateResult",
+    "AgentMemoryVersion",
     "AsyncConsole",
     "AsyncMetaApi",
     "AsyncSession",
@@ -89,6 +94,7 @@ __all__ = [
     "MemoryToolResult",
     "MetaApi",
     "Session",
+    "agent_memory_history",
     "capabilities",
     "console_decide",
     "console_decide_proposal",
@@ -234,6 +240,7 @@ class MetaApi:
     forget_agent_memory = _sync(forget_agent_memory)
     list_agent_memory = _sync(list_agent_memory)
     get_agent_memory = _sync(get_agent_memory)
+    agent_memory_history = _sync(agent_memory_history)
     propose_agent_memory = _sync(propose_agent_memory)
     # host sessions
     memory_tool_definitions = _sync(memory_tool_definitions)
@@ -290,6 +297,7 @@ class AsyncMetaApi:
     forget_agent_memory = _async(forget_agent_memory)
     list_agent_memory = _async(list_agent_memory)
     get_agent_memory = _async(get_agent_memory)
+    agent_memory_history = _async(agent_memory_history)
     propose_agent_memory = _async(propose_agent_memory)
     memory_tool_definitions = _async(memory_tool_definitions)
     report_tool_result = _async(report_tool_result)

@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from .results import (
     AgentMemoryForgetResult,
+    AgentMemoryHistory,
     AgentMemoryLookup,
     AgentMemoryPage,
     AgentMemoryRecord,
@@ -454,6 +455,29 @@ def get_agent_memory(identity: str, memory_id: str, *, realm: str | None = None)
     """
     params = _drop_none(identity=identity, memory_id=memory_id, realm=realm)
     return Call("meta/agent_memory/get", params, AgentMemoryLookup.from_wire, idempotent=True)
+
+
+def agent_memory_history(
+    identity: str, memory_id: str, *, realm: str | None = None
+) -> Call[AgentMemoryHistory]:
+    """A record's lineage, oldest first: every version (updates, the quarantined record a release
+    came from, the release), each with the reason it ended.
+
+    Args:
+        identity: whose record it is.
+        memory_id: the id of any version in the lineage.
+        realm: the realm (default: the configured ``[agent_memory] realm``).
+
+    Returns:
+        The history: ``versions`` oldest first, the current one last.
+
+    Raises:
+        UnknownRecord: no record in the identity's scope has the id.
+        InvalidParams: a parameter broke a rule (the message names it).
+        CapabilityUnavailable: agent memory is not enabled.
+    """
+    params = _drop_none(identity=identity, memory_id=memory_id, realm=realm)
+    return Call("meta/agent_memory/history", params, AgentMemoryHistory.from_wire, idempotent=True)
 
 
 def memory_tool_definitions(format: str = "json_schema") -> Call[list[dict[str, Any]]]:

@@ -11,10 +11,12 @@ from typing import Any
 __all__ = [
     "AgentMemoryEntry",
     "AgentMemoryForgetResult",
+    "AgentMemoryHistory",
     "AgentMemoryLookup",
     "AgentMemoryPage",
     "AgentMemoryRecord",
     "AgentMemoryUpdateResult",
+    "AgentMemoryVersion",
     "MemoryIndexResult",
     "MemoryQueryResult",
     "MemoryStoreInfo",
@@ -190,6 +192,69 @@ class AgentMemoryLookup:
             The lookup.
         """
         return cls(w["realm"], AgentMemoryEntry.from_wire(w["record"]), w.get("successor"))
+
+
+@dataclass(frozen=True)
+class AgentMemoryVersion:
+    """One version of a record's lineage (``history``).
+
+    Attributes:
+        record: the version; when ``content_withheld``, its title, body and tags are empty and its
+            description ``None`` (the wire sends them as null).
+        ended: why it ended: ``superseded`` (updated), ``released`` (from quarantine),
+            ``discarded`` (by a reviewer) or ``forgotten``; ``None`` while it is current.
+        content_withheld: quarantined content the caller may not read (the console without
+            ``memory.quarantine.review``).
+    """
+
+    record: AgentMemoryEntry
+    ended: str | None
+    content_withheld: bool
+
+    @classmethod
+    def from_wire(cls, w: dict[str, Any]) -> AgentMemoryVersion:
+        """The version a ``history`` wire version object describes.
+
+        Args:
+            w: the version object.
+
+        Returns:
+            The version.
+        """
+        shown = {
+            **w,
+            "title": w.get("title") or "",
+            "body": w.get("body") or "",
+            "tags": w.get("tags") or [],
+        }
+        return cls(AgentMemoryEntry.from_wire(shown), w.get("ended"), bool(w.get("content_withheld")))
+
+
+@dataclass(frozen=True)
+class AgentMemoryHistory:
+    """What ``history`` found: a record's lineage, oldest first, the current version last.
+
+    Attributes:
+        realm: the realm the record lives in.
+        memory_id: the id asked for.
+        versions: every version, oldest first.
+    """
+
+    realm: str
+    memory_id: str
+    versions: tuple[AgentMemoryVersion, ...]
+
+    @classmethod
+    def from_wire(cls, w: dict[str, Any]) -> AgentMemoryHistory:
+        """The history a ``history`` wire result describes.
+
+        Args:
+            w: the ``history`` result object.
+
+        Returns:
+            The history.
+        """
+        return cls(w["realm"], w["memory_id"], tuple(AgentMemoryVersion.from_wire(v) for v in w["versions"]))
 
 
 @dataclass(frozen=True)

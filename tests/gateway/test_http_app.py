@@ -17,6 +17,7 @@ LEDGER_METHODS = ["meta/memory/index", "meta/memory/query", "meta/memory/stores"
 AGENT_MEMORY_METHODS = [
     "meta/agent_memory/forget",
     "meta/agent_memory/get",
+    "meta/agent_memory/history",
     "meta/agent_memory/list",
     "meta/agent_memory/recall",
     "meta/agent_memory/remember",

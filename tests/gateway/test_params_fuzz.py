@@ -109,6 +109,7 @@ def templates(memory_id: str, session_key: str) -> dict[str, dict[str, Any]]:
             "updated_before_ms": 2**62, "limit": 5, "cursor": f"{2**40}:{memory_id}",
         },
         "meta/agent_memory/get": {"identity": "alice", "memory_id": memory_id, "realm": "default"},
+        "meta/agent_memory/history": {"identity": "alice", "memory_id": memory_id, "realm": "default"},
         "meta/memory/index": {
             "entity": "svc", "topic": "owner", "fact": "ops", "store": "knowledge_graph",
             "metadata": {"team": {"name": "ops", "on_call": ["ana", {"pager": "p-1"}]}},

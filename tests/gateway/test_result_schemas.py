@@ -60,6 +60,7 @@ def test_every_method_returns_what_its_signature_declares(tmp_path: Path) -> Non
         )
         call("meta/agent_memory/list", {**lead, "limit": 20})
         call("meta/agent_memory/get", {**lead, "memory_id": kept["memory_id"]})
+        call("meta/agent_memory/history", {**lead, "memory_id": kept["memory_id"]})
         other = call("meta/agent_memory/remember", {**lead, "title": "Old", "body": "Gone soon."})
         call("meta/agent_memory/forget", {**lead, "memory_id": other["memory_id"]})
         key = call("meta/session/open", {**lead, "mob": "crew"})["session_key"]

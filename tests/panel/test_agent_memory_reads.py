@@ -19,6 +19,7 @@ from .conftest import AUDITOR, BLIND, LEADS, OUTSIDER, RED, REVIEWER, ROOT, Benc
 
 LIST = "meta/agent_memory/list"
 GET = "meta/agent_memory/get"
+HISTORY = "meta/agent_memory/history"
 PRINCIPALS = [ROOT, LEADS, RED, AUDITOR, REVIEWER, OUTSIDER, BLIND, ANONYMOUS]
 
 
@@ -134,6 +135,41 @@ def test_a_successor_the_caller_may_not_read_is_not_named(bench: Bench) -> None:
     # A tombstone that was quarantined content needs the review grant: LEADS lacks it, RED has it.
     assert bench.call(GET, {"memory_id": prior}, LEADS)["successor"] is None
     assert bench.call(GET, {"memory_id": prior}, RED)["successor"] == released
+
+
+def test_a_console_history_withholds_quarantined_content_from_a_caller_without_review(bench: Bench) -> None:
+    prior = bench.remember("lead", "Deploys", "Deploys on Tuesdays.")
+    update = bench.quarantine("lead", "Deploys", "Deploys on Fridays.", memory_id=prior)
+    bench.decide(update, "release", identity="lead")
+    released = f"{update}-released"
+
+    def history(principal: Any) -> list[tuple[str, str | None, bool, str | None]]:
+        reply = bench.call(HISTORY, {"memory_id": prior}, principal)
+        return [(v["memory_id"], v["ended"], v["content_withheld"], v["body"]) for v in reply["versions"]]
+
+    # RED reviews lead's quarantine: every body. LEADS reads lead's memory without review: the
+    # quarantined record (now a tombstone of quarantined content) keeps its metadata, not its
+    # content; its release is active memory, which LEADS reads.
+    assert history(RED) == [
+        (prior, "superseded", False, "Deploys on Tuesdays."),
+        (update, "released", False, "Deploys on Fridays."),
+        (released, None, False, "Deploys on Fridays."),
+    ]
+    assert history(LEADS) == [
+        (prior, "superseded", False, "Deploys on Tuesdays."),
+        (update, "released", True, None),
+        (released, None, False, "Deploys on Fridays."),
+    ]
+    withheld = bench.call(HISTORY, {"memory_id": prior}, LEADS)["versions"][1]
+    assert (withheld["title"], withheld["tags"], withheld["description"]) == (None, None, None)
+    assert len(withheld["content_hash"]) == 64 and withheld["status"] == "tombstoned"
+    # A caller who may not read lead's memory at all is refused, as get refuses it.
+    for principal in (OUTSIDER, BLIND):
+        with pytest.raises(AccessDenied) as denied:
+            bench.call(HISTORY, {"memory_id": prior}, principal)
+        with pytest.raises(AccessDenied) as by_get:
+            bench.call(GET, {"memory_id": prior}, principal)
+        assert denied.value.data == by_get.value.data
 
 
 def test_the_application_surface_requires_the_identity_the_console_does_not(bench: Bench) -> None:

@@ -20,6 +20,7 @@ import type {
   GatingAuditParams,
   GatingAuditResult,
   GatingPendingResult,
+  AgentMemoryHistoryResult,
   GetAgentMemoryParams,
   GetAgentMemoryResult,
   ListAgentMemoryParams,
@@ -246,6 +247,14 @@ export class MetaClient {
 
   async getAgentMemory(params: GetAgentMemoryParams, options?: RequestOptions): Promise<GetAgentMemoryResult> {
     return (await this.request("meta/agent_memory/get", params, options)) as GetAgentMemoryResult;
+  }
+
+  /** A record's lineage, oldest first, each version with the reason it ended. */
+  async agentMemoryHistory(
+    params: GetAgentMemoryParams,
+    options?: RequestOptions,
+  ): Promise<AgentMemoryHistoryResult> {
+    return (await this.request("meta/agent_memory/history", params, options)) as AgentMemoryHistoryResult;
   }
 
   /** Queue a proposal for a mob's or an operator's memory, for an operator to accept or reject on

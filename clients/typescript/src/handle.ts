@@ -10,6 +10,7 @@ import type {
   AgentMemoryRecord,
   ForgetAgentMemoryParams,
   ForgetAgentMemoryResult,
+  AgentMemoryHistoryResult,
   GetAgentMemoryParams,
   GetAgentMemoryResult,
   MemoryIndexParams,
@@ -116,6 +117,17 @@ export class MetaHandle {
     request?: RequestOptions,
   ): Promise<GetAgentMemoryResult> {
     return this.client.getAgentMemory({ ...options, identity, memoryId }, request);
+  }
+
+  /** The lineage of one of `identity`'s records, oldest first: every version (updates, the
+   * quarantined record a release came from, the release), each with the reason it ended. */
+  async agentMemoryHistory(
+    identity: string,
+    memoryId: string,
+    options: GetOptions = {},
+    request?: RequestOptions,
+  ): Promise<AgentMemoryHistoryResult> {
+    return this.client.agentMemoryHistory({ ...options, identity, memoryId }, request);
   }
 
   /** End the child (it answers what it has read, then exits) and release the state dir. */

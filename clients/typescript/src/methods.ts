@@ -106,6 +106,11 @@ export const METHODS = {
     required: ["identity", "memory_id"],
     idempotent: true,
   },
+  "meta/agent_memory/history": {
+    params: ["identity", "memory_id", "realm"],
+    required: ["identity", "memory_id"],
+    idempotent: true,
+  },
   "meta/agent_memory/propose": {
     params: ["realm", "scope", "title", "body", "description", "tags", "kind"],
     required: ["scope", "title", "body"],
@@ -236,6 +241,7 @@ interface ParamsByMethod {
   "meta/agent_memory/forget": ForgetAgentMemoryParams;
   "meta/agent_memory/list": ListAgentMemoryParams;
   "meta/agent_memory/get": GetAgentMemoryParams;
+  "meta/agent_memory/history": GetAgentMemoryParams;
   "meta/memory/index": MemoryIndexParams;
   "meta/memory/query": MemoryQueryParams;
   "meta/memory/stores": None;

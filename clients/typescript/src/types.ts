@@ -166,6 +166,25 @@ export interface GetAgentMemoryResult {
   successor: string | null;
 }
 
+/** One version of a record's lineage (`meta/agent_memory/history`). */
+export interface AgentMemoryVersion extends Omit<ManagedAgentMemoryRecord, "title" | "body" | "tags" | "description"> {
+  /** null when `contentWithheld`. */
+  title: string | null;
+  body: string | null;
+  tags: string[] | null;
+  description?: string | null;
+  /** Why it ended; null while it is current. */
+  ended: "superseded" | "released" | "discarded" | "forgotten" | null;
+  /** Quarantined content the caller may not read (the console without memory.quarantine.review). */
+  contentWithheld: boolean;
+}
+export interface AgentMemoryHistoryResult {
+  realm: string;
+  memoryId: string;
+  /** Oldest first; the last is the current one. */
+  versions: AgentMemoryVersion[];
+}
+
 // -- the assertion ledger ----------------------------------------------------------------------
 
 export type LedgerStore = "knowledge_graph" | "vector" | "timeline" | "todo" | "top_of_mind";

@@ -82,6 +82,17 @@ describe("listing and getting agent memory", () => {
     assert.equal(old.record.status, "superseded");
     assert.equal(old.successor, updated.memoryId);
 
+    await client.forgetAgentMemory({ identity, memoryId: updated.memoryId });
+    const history = await client.agentMemoryHistory({ identity, memoryId: updated.memoryId });
+    assert.equal(history.memoryId, updated.memoryId);
+    assert.deepEqual(
+      history.versions.map((v) => [v.memoryId, v.status, v.ended, v.body, v.contentWithheld]),
+      [
+        [first.memoryId, "superseded", "superseded", "The office is on floor 3.", false],
+        [updated.memoryId, "tombstoned", "forgotten", "The office moved to floor 5.", false],
+      ],
+    );
+
     const superseded = await client.listAgentMemory({ identity, status: "superseded" });
     assert.deepEqual(
       superseded.records.map((r) => r.memoryId),

@@ -30,6 +30,7 @@ APP_KEY_SCOPE: Mapping[str, KeyScope] = MappingProxyType(
         "meta/agent_memory/recall": "realm",
         "meta/agent_memory/list": "realm",
         "meta/agent_memory/get": "realm",
+        "meta/agent_memory/history": "realm",
         "meta/agent_memory/update": "realm",
         "meta/agent_memory/forget": "realm",
         "meta/agent_memory/propose": "realm",

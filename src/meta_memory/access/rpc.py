@@ -98,6 +98,7 @@ RPC_ACCESS: Mapping[str, MethodAccess] = MappingProxyType(
         # record (panel.Viewer), read and view, plus review for quarantined content.
         "meta/agent_memory/list": MethodAccess((), "rows"),
         "meta/agent_memory/get": MethodAccess((), "rows"),
+        "meta/agent_memory/history": MethodAccess((), "rows"),
         "meta/agent_memory/manifest": MethodAccess(_READ_VIEW, "identity"),
         # Plus agent.memory.write (release) or agent.memory.delete (tombstone): see decide_actions.
         QUARANTINE_DECIDE: MethodAccess((MEMORY_QUARANTINE_REVIEW, *_READ_VIEW), "identity", mutating=True),

@@ -371,6 +371,9 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
     def agent_get(p: GetParams, ctx: CallContext) -> dict[str, Any]:
         return agent_memory().get_record(p, gate=record_gate(ctx, p.identity)).to_wire()
 
+    def agent_history(p: GetParams, ctx: CallContext) -> dict[str, Any]:
+        return agent_memory().record_history(p, gate=record_gate(ctx, p.identity)).to_wire()
+
     def sessions() -> SessionManager:
         if runtime.sessions is None:
             raise CapabilityUnavailable("host sessions need agent memory (configure [agent_memory])")
@@ -598,6 +601,7 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             ),
             Method("meta/agent_memory/list", agent_list, list_params, available=has_agent_memory),
             Method("meta/agent_memory/get", agent_get, get_params, available=has_agent_memory),
+            Method("meta/agent_memory/history", agent_history, get_params, available=has_agent_memory),
             Method(
                 "meta/session/open", session_open, open_params, surfaces=SDK_ONLY, available=has_agent_memory
             ),

@@ -461,6 +461,36 @@ AGENT_GET_RESULT = obj(
     },
     required=("realm", "record", "successor"),
 )
+HISTORY_VERSION = obj(
+    {
+        **MANAGED_RECORD["properties"],
+        "title": nullable(any_text()),
+        "description": nullable(any_text()),
+        "body": nullable(any_text()),
+        "tags": nullable(array(any_text())),
+        "ended": nullable(
+            choice(
+                ("superseded", "released", "discarded", "forgotten"),
+                "Why this version ended: updated, released from quarantine, discarded by a "
+                "reviewer, forgotten; null while it is current.",
+            )
+        ),
+        "content_withheld": boolean(
+            "Its title, description, body and tags are null: quarantined content, and the caller "
+            "lacks memory.quarantine.review (the console)."
+        ),
+    },
+    required=(*MANAGED_RECORD["required"], "ended", "content_withheld"),
+    description="One version of a record's lineage.",
+)
+AGENT_HISTORY_RESULT = obj(
+    {
+        "realm": any_text(),
+        "memory_id": any_text("The id asked for."),
+        "versions": array(HISTORY_VERSION, "Oldest first; the last is the current one."),
+    },
+    required=("realm", "memory_id", "versions"),
+)
 
 # -- the runtime --------------------------------------------------------------------------------
 
@@ -1120,6 +1150,11 @@ SIGNATURES: Mapping[str, Signature] = {
     ),
     "meta/agent_memory/get": Signature(
         AGENT_GET, AGENT_GET_RESULT, "One memory by id, with the id of its current successor."
+    ),
+    "meta/agent_memory/history": Signature(
+        AGENT_GET,
+        AGENT_HISTORY_RESULT,
+        "A memory's lineage, oldest first: every version, with the reason each ended.",
     ),
     "meta/session/open": Signature(SESSION_OPEN, SESSION_OPEN_RESULT, "Open a host session for an identity."),
     "meta/session/build_context": Signature(

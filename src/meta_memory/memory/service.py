@@ -35,7 +35,7 @@ from ..storage.layout import StateLayout
 from . import manage
 from .injection import InjectableRecord, SessionInjectionBudget, defang_inbound, new_nonce, render_manifest
 from .legacy_import import ImportReport, ProgressFn, import_legacy_realm
-from .manage import RecordGate, RecordListing, RecordLookup
+from .manage import RecordGate, RecordHistory, RecordListing, RecordLookup
 from .params import (
     MAX_ENTRIES_LIMIT,
     ForgetParams,
@@ -311,6 +311,15 @@ class AgentMemory:
             AccessDenied: ``gate`` may not read it.
         """
         return manage.get(self.existing_store(p.realm), p, gate)
+
+    def record_history(self, p: GetParams, *, gate: RecordGate | None = None) -> RecordHistory:
+        """A record's lineage, oldest first, each version with the reason it ended.
+
+        Raises:
+            UnknownRecord: no such record (in the identity's scope, when ``p`` names one).
+            AccessDenied: ``gate`` may not read the record's scope.
+        """
+        return manage.history(self.existing_store(p.realm), p, gate)
 
     def existing_store(self, realm: str) -> RealmStore | None:
         """The realm's store when it has one; a read never creates a realm."""

@@ -98,6 +98,15 @@ class Viewer:
         if action is not None:
             raise AccessDenied(action, record.id)
 
+    def require_scope(self, record: Record) -> None:
+        """Raises:
+        AccessDenied: -32030 naming the governing action for ``record``'s scope (quarantined
+        content aside), with the record id as resource.
+        """
+        action = self.denial(record.scope.kind.value, record.scope.key)
+        if action is not None:
+            raise AccessDenied(action, record.id)
+
     def require_identity(self, identity: str) -> None:
         """Raises:
         AccessDenied: -32030 naming ``agent.memory.read`` or ``agent.view``, with the identity.
