@@ -223,6 +223,7 @@ def recall_agent_memory(
     tags: list[str] | None = None,
     scopes: list[str] | None = None,
     wait_for_vectors: bool | None = None,
+    min_score: float | None = None,
 ) -> Call[list[AgentMemoryRecord]]:
     """Recall ``identity``'s active memories, by context or the newest: its own, and those of the
     scopes it shares (its mob, the operator scopes with ``operator_scope`` on, the realm scope, as
@@ -242,9 +243,11 @@ def recall_agent_memory(
         wait_for_vectors: with ``recall = "hybrid"``, first wait (at most ``recall_timeout_ms``)
             until the vectors cover every record acknowledged before the call: read-your-writes by
             meaning. (The wire result's ``vectors_behind`` says whether they did.)
+        min_score: only records scoring at least this, 0 to 1 (contextual recall only).
 
     Returns:
-        The records, best first.
+        The records, best first, each with its ``score`` (contextual recall: 0 to 1, never rising
+        down the list; ``None`` for ``always``).
 
     Raises:
         InvalidParams: a parameter broke a rule (the message names it).
@@ -262,6 +265,7 @@ def recall_agent_memory(
         tags=tags,
         scopes=scopes,
         wait_for_vectors=wait_for_vectors,
+        min_score=min_score,
     )
     return Call(
         "meta/agent_memory/recall",

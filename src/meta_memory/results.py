@@ -5,7 +5,7 @@ returns that object as a ``dict``; its keys are in docs/api.md."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
@@ -38,6 +38,9 @@ class AgentMemoryRecord:
         scope_kind: the scope it lives in: ``identity`` (the identity's own), or a scope the
             identity shares (``mob``, ``operator``, ``realm``).
         scope_key: the identity, mob or operator of that scope (``""`` for the realm scope).
+        score: a contextual ``recall``'s score for it, 0 to 1, never rising down the list
+            (``None`` for ``always`` recall and outside recall). Not compared: a recalled record
+            equals the record ``remember`` returned.
     """
 
     memory_id: str
@@ -48,6 +51,7 @@ class AgentMemoryRecord:
     updated_at_ms: int
     scope_kind: str
     scope_key: str
+    score: float | None = field(default=None, kw_only=True, compare=False)
 
     @classmethod
     def from_wire(cls, w: dict[str, Any]) -> AgentMemoryRecord:
@@ -68,6 +72,7 @@ class AgentMemoryRecord:
             w["updated_at_ms"],
             w.get("scope_kind", "identity"),
             w.get("scope_key") or "",
+            score=w.get("score"),
         )
 
 

@@ -183,6 +183,7 @@ def test_list_returns_whole_records_in_the_recall_shape_plus_what_a_manager_need
     (row,) = page["records"]
     assert set(row) == MANAGED_KEYS
     recalled = handle.call(RECALL, {"identity": "alice", "selection": "always"})["records"][0]
+    assert recalled.pop("score") is None  # recall's own: how well it matched (none for always)
     assert {k: row[k] for k in recalled} == recalled  # recall's record shape, field for field
     assert (row["memory_id"], row["body"], row["tags"]) == (made.memory_id, "Deploys need approval.", ["ops"])
     assert (row["status"], row["kind"], row["trust"], row["author"]) == (

@@ -40,7 +40,12 @@ def test_remember_recall_update_forget_over_stdio(stdio_gateway: Start, state_di
     recalled = gateway.request(
         "meta/agent_memory/recall", {"identity": "alice", "query_text": "espresso grinder"}
     )
-    assert recalled == {"jsonrpc": "2.0", "id": 2, "result": {"records": [saved], "vectors_behind": None}}
+    # The record as remember returned it, with its score: the only match is the best.
+    assert recalled == {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "result": {"records": [{**saved, "score": 1.0}], "vectors_behind": None},
+    }
 
     updated = gateway.request(
         "meta/agent_memory/update",

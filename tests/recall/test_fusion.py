@@ -11,7 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from meta_memory.memory.recall.fusion import DEFAULT_HYBRID, HybridParams, convex, hybrid, rrf
+from meta_memory.memory.recall.fusion import (
+    DEFAULT_HYBRID,
+    HybridParams,
+    convex,
+    hybrid,
+    hybrid_scored,
+    monotone,
+    rrf,
+)
 
 # ----------------------------------------------------------------------------------------------------
 # Reference implementations: doc-major (every ranking searched for each doc) and a pairwise comparator,
@@ -293,3 +301,22 @@ def test_the_default_keeps_the_lexical_top_five_whatever_the_embedding_says() ->
     assert fused[:5] == [1, 2, 3, 4, 5]  # never demoted by the embedding
     assert 8 in fused[5:] and set(fused[5:]) & set(range(50, 60))  # the rest is a contest
     assert hybrid([(1, 3.0)], semantic, limit=3)[0] == 1  # a short lexical list leads, then neighbours
+
+
+def test_hybrid_scored_gives_hybrids_order_and_scores_that_never_rise() -> None:
+    lexical = [(1, 10.0), (2, 1.0)]
+    semantic = [(3, 0.9), (2, 0.1)]
+    params = HybridParams(protect=2)
+    scored = hybrid_scored(lexical, semantic, limit=10, params=params)
+    assert [doc for doc, _ in scored] == hybrid(lexical, semantic, limit=10, params=params) == [1, 2, 3]
+    # Fused: doc 1 0.4 x 1; doc 2 0.4 x 0.1 + 0.6 x 0.1 / 0.9; doc 3 0.6 x 1. The protected head
+    # places 1 and 2 above 3, so each is raised to 3's score.
+    assert [score for _, score in scored] == pytest.approx([0.6, 0.6, 0.6])
+    unprotected = hybrid_scored(lexical, semantic, limit=10, params=HybridParams())
+    assert [doc for doc, _ in unprotected] == [3, 1, 2]
+    assert [score for _, score in unprotected] == pytest.approx([0.6, 0.4, 0.04 + 0.6 * 0.1 / 0.9])
+
+
+def test_monotone_raises_each_score_to_the_best_after_it() -> None:
+    assert monotone([(1, 0.2), (2, 0.5), (3, 0.1), (4, 0.3)]) == [(1, 0.5), (2, 0.5), (3, 0.3), (4, 0.3)]
+    assert monotone([]) == []

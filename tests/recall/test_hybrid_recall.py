@@ -71,6 +71,30 @@ def test_a_paraphrase_the_lexical_ranking_misses_is_recalled(tmp_path: Path) -> 
         ]
 
 
+def test_hybrid_scores_never_rise_and_score_the_paraphrase_by_its_cosine(
+    tmp_path: Path, backend: Backend, eventually: Callable[..., bool]
+) -> None:
+    with _handle(tmp_path / "state", backend, recall="hybrid") as meta:
+        _fill(meta)
+        meta.remember_agent_memory("lead", title="Class", body="The cooking class is on Thursday evening.")
+        _settled(backend, tmp_path / "state", len(FILLER) + 2, eventually)
+        question = QUESTION
+        records = meta.call("meta/agent_memory/recall", {"identity": "lead", "query_text": question})[
+            "records"
+        ]
+        scores = [r["score"] for r in records]
+        assert all(0.0 <= s <= 1.0 for s in scores) and scores == sorted(scores, reverse=True), scores
+        titles = [r["title"] for r in records]
+        # The lexical match first (the protected head); the paraphrase, no query word in it, next,
+        # scored by its cosine alone: above zero, and not above the head.
+        assert titles[:2] == ["Class", "Diet"], titles
+        assert 0.0 < scores[1] <= scores[0]
+        kept = meta.call(
+            "meta/agent_memory/recall", {"identity": "lead", "query_text": question, "min_score": scores[1]}
+        )["records"]
+        assert kept == [r for r in records if r["score"] >= scores[1]]
+
+
 def test_tags_filter_and_forgotten_records_stay_out(
     tmp_path: Path, backend: Backend, eventually: Callable[..., bool]
 ) -> None:

@@ -134,8 +134,10 @@ def test_recall_returns_a_json_array_of_the_agents_active_records(
         "tags": ["ops"],
         "updated_at_ms": stored(meta, deploys).updated_at_ms,
         "scope": "identity",
+        "score": 1.0,  # the only match is the best
     }
     assert sorted(r["title"] for r in newest) == ["Deploy policy", "Lunch"]
+    assert {r["score"] for r in newest} == {None}  # the newest, by no query: unscored
     assert len(one) == 1
 
 

@@ -69,6 +69,7 @@ export const METHODS = {
       "tags",
       "scopes",
       "wait_for_vectors",
+      "min_score",
     ],
     required: ["identity"],
     idempotent: true,

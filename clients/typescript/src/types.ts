@@ -31,6 +31,9 @@ export interface AgentMemoryRecord {
   scopeKind: ScopeKind;
   /** The identity, mob or operator of that scope ("" for the realm scope). */
   scopeKey: string;
+  /** A contextual recall's score for it, 0 to 1, never rising down the list (null for `always`
+   * recall; absent outside recall). */
+  score?: number | null;
 }
 
 /** A shared scope to write instead of an identity's own (`{kind: "mob", key: "crew"}`). */
@@ -67,6 +70,8 @@ export interface RecallAgentMemoryParams {
   /** With `recall = "hybrid"`: wait (at most `recall_timeout_ms`) until the vectors cover every
    * record acknowledged before the call. */
   waitForVectors?: boolean;
+  /** Only records scoring at least this, 0 to 1 (contextual recall only). */
+  minScore?: number;
 }
 export interface RecallAgentMemoryResult {
   records: AgentMemoryRecord[];

@@ -50,7 +50,7 @@ describe("MetaClient over HTTP", () => {
       maxEntries: 4,
     });
     assert.equal(records.length, 1);
-    assert.deepEqual(records[0], record);
+    assert.deepEqual(records[0], { ...record, score: 1 }); // the record remember gave, and its score
 
     const always = await client.recallAgentMemory({ identity: "lead:main", selection: "always" });
     assert.deepEqual(

@@ -105,6 +105,27 @@ describe("listing and getting agent memory", () => {
     );
   });
 
+  it("scores contextual recall and cuts it at minScore", async () => {
+    const identity = "lead:scores";
+    const both = await client.rememberAgentMemory({ identity, title: "Grinder", body: "The espresso grinder is on 12." });
+    const one = await client.rememberAgentMemory({ identity, title: "Beans", body: "Espresso beans come on Fridays." });
+    const { records } = await client.recallAgentMemory({ identity, queryText: "espresso grinder" });
+    assert.deepEqual(
+      records.map((r) => r.memoryId),
+      [both.memoryId, one.memoryId],
+    );
+    assert.equal(records[0].score, 1);
+    const second = records[1].score ?? 1;
+    assert.ok(second > 0 && second < 1, String(second));
+    const cut = await client.recallAgentMemory({ identity, queryText: "espresso grinder", minScore: 0.999 });
+    assert.deepEqual(
+      cut.records.map((r) => r.memoryId),
+      [both.memoryId],
+    );
+    const newest = await client.recallAgentMemory({ identity, selection: "always" });
+    assert.ok(newest.records.every((r) => r.score === null));
+  });
+
   it("filters recall by tags", async () => {
     const identity = "lead:tags";
     await client.rememberAgentMemory({ identity, title: "Red", body: "Red things.", tags: ["red"] });

@@ -45,7 +45,7 @@ describe("MetaClient.spawn over stdio", () => {
       client.status(),
       client.memoryStores(),
     ]);
-    assert.deepEqual(recalled.records, [record]);
+    assert.deepEqual(recalled.records, [{ ...record, score: 1 }]);
     assert.equal(status.stateDir, stateDir);
     assert.equal(stores.stores.length, 5);
     await assert.rejects(

@@ -346,7 +346,7 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             engine, principal = runtime.access, principal_of(ctx)
             visible = lambda s: engine.can_read_scope(principal, s.kind.value, s.key)  # noqa: E731
         recalled = agent_memory().recall(p, visible=visible)
-        return {"records": [r.to_api() for r in recalled.records], "vectors_behind": recalled.vectors_behind}
+        return recalled.to_wire()
 
     def forget(p: ForgetParams, ctx: CallContext) -> dict[str, Any]:
         memory_id, deleted = agent_memory().forget(p)

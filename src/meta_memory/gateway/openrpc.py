@@ -64,9 +64,9 @@ def _type(schema: Schema) -> str:
         return " \\| ".join(f"`{v}`" for v in schema["enum"])
     if kind == "array":
         return f"array of {_type(schema.get('items', {}))}"
-    if kind == "integer" and ("minimum" in schema or "maximum" in schema):
+    if kind in ("integer", "number") and ("minimum" in schema or "maximum" in schema):
         low, high = schema.get("minimum", ""), schema.get("maximum", "")
-        return f"integer {low}..{high}".rstrip(".") if high == "" else f"integer {low}..{high}"
+        return f"{kind} {low}..{high}".rstrip(".") if high == "" else f"{kind} {low}..{high}"
     return str(kind) if kind else "any"
 
 

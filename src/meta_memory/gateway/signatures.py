@@ -131,7 +131,17 @@ def any_text(description: str = "") -> dict[str, Any]:
 def integer(
     description: str = "", *, minimum: int | None = None, maximum: int | None = None
 ) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "integer"}
+    return _bounded("integer", description, minimum, maximum)
+
+
+def number(
+    description: str = "", *, minimum: float | None = None, maximum: float | None = None
+) -> dict[str, Any]:
+    return _bounded("number", description, minimum, maximum)
+
+
+def _bounded(kind: str, description: str, minimum: float | None, maximum: float | None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": kind}
     if minimum is not None:
         schema["minimum"] = minimum
     if maximum is not None:
@@ -332,12 +342,38 @@ RECALL = Params(
                 default=False,
             ),
         ),
+        Param(
+            "min_score",
+            number(
+                "Only records scoring at least this (each record's `score`); contextual recall only. "
+                "The list is cut where the scores fall below it, so it may hold fewer than `max_entries`.",
+                minimum=0,
+                maximum=1,
+            ),
+        ),
     ),
     example={"identity": "lead:main", "query_text": "how do deploys work?", "max_entries": 8},
 )
+RECALLED_RECORD = obj(
+    {
+        **RECORD["properties"],
+        "score": nullable(
+            number(
+                "Its relevance to the query, 0 to 1, never rising down the list: lexical recall's BM25 "
+                "over the query's best; hybrid recall's fusion, 0.4 x BM25 over the best + 0.6 x cosine "
+                "over the best neighbour's, raised where the lexical head the fusion keeps in place ranks "
+                "it above a better-scoring record. Compare scores within one recall. Null for `always`.",
+                minimum=0,
+                maximum=1,
+            )
+        ),
+    },
+    required=(*RECORD["required"], "score"),
+    description="A recalled record and its score.",
+)
 RECALLED = obj(
     {
-        "records": array(RECORD),
+        "records": array(RECALLED_RECORD),
         "vectors_behind": nullable(
             boolean(
                 "Whether the vectors this recall ranked by missed records acknowledged before it (still "

@@ -22,8 +22,9 @@
   it, ``put`` with the same key supersedes the record (an identical value writes nothing),
   ``put(..., None)`` and ``delete`` forget it. A namespace has at most 31 labels (32 tags a record).
 - **Search.** With ``query``: contextual recall (``recall_agent_memory``) of the prefix's tag, best
-  first, over recall's 64 best matches at most; ``score`` is ``1 / rank`` (1.0 for the best), as
-  recall exposes ranks, not raw scores. Without ``query``: a listing, newest updated first.
+  first, over recall's 64 best matches at most; ``score`` is recall's score (0 to 1, never rising
+  down the list: the record's BM25 over the best, or hybrid recall's fused score). Without
+  ``query``: a listing, newest updated first, ``score`` ``None``.
   ``filter`` applies to the value's keys: equality (a nested dict matches key by key, a list
   exactly), or an operator object with ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte`` (the
   ordering ones on numbers only). ``offset`` and ``limit`` count what the filter keeps.
@@ -554,8 +555,8 @@ class MetaStore(BaseStore):
             tags=[tag],
         )
         ranked = [
-            stored.search_item(1.0 / rank)
-            for rank, record in enumerate(records, start=1)
+            stored.search_item(record.score)
+            for record in records
             if (stored := _decode(record)) is not None and _matches(stored.value, op.filter or {})
         ]
         return ranked[op.offset : wanted]

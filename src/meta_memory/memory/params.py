@@ -95,6 +95,7 @@ class RecallParams:
     tags: tuple[str, ...] = ()  # only records carrying every one of them
     scope_kinds: frozenset[str] | None = None  # only the identity's scopes of these kinds
     wait_for_vectors: bool = False  # hybrid: wait (up to recall_timeout_ms) for the vectors first
+    min_score: float | None = None  # contextual: only records scoring at least this (0..1)
 
 
 @dataclass(frozen=True)
@@ -350,7 +351,21 @@ def parse_recall(
         _tag_filter(p, "tags"),
         _scope_kinds(p),
         _flag(p, "wait_for_vectors"),
+        _min_score(p, selection.strip().lower()),
     )
+
+
+def _min_score(p: dict[str, Any], selection: str) -> float | None:
+    value = p.get("min_score")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise InvalidParams(f"min_score must be a number from 0 to 1 (got {value!r})")
+    if selection != "contextual":
+        raise InvalidParams(
+            "min_score needs selection 'contextual': 'always' recall ranks by recency, not score"
+        )
+    return float(value)
 
 
 def _flag(p: dict[str, Any], name: str) -> bool:

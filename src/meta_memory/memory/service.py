@@ -16,13 +16,14 @@ write gate's ``memory.write.quarantined``).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
 from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,7 +46,7 @@ from .params import (
     RememberParams,
     UpdateParams,
 )
-from .recall.provider import LexicalRecallProvider, RecallProvider, RecallQuery
+from .recall.provider import LexicalRecallProvider, RecallProvider, RecallQuery, recall_scored
 from .records import (
     APPLICATION,
     Author,
@@ -106,11 +107,20 @@ class AgentDraft:
 
 @dataclass(frozen=True)
 class Recalled:
-    """An explicit recall's records, best first, and whether the vectors it ranked by missed
-    records acknowledged before it (``None``: lexical recall, no vectors involved)."""
+    """An explicit recall's records, best first, each with its score (``None`` for ``always``
+    recall), and whether the vectors it ranked by missed records acknowledged before it (``None``:
+    lexical recall, no vectors involved)."""
 
     records: list[Record]
     vectors_behind: bool | None
+    scores: list[float | None] = field(default_factory=list)
+
+    def to_wire(self) -> dict[str, Any]:
+        scores = self.scores or [None] * len(self.records)
+        return {
+            "records": [{**r.to_api(), "score": s} for r, s in zip(self.records, scores, strict=True)],
+            "vectors_behind": self.vectors_behind,
+        }
 
 
 @dataclass(frozen=True)
@@ -280,9 +290,14 @@ class AgentMemory:
         if not query.scopes:
             return Recalled([], None)
         behind = self._vectors_behind(store, p.wait_for_vectors and p.selection == "contextual")
-        records = self.provider.recall(store, query)
+        scored = recall_scored(self.provider, store, query)
+        if p.min_score is not None:
+            # Scores never rise down the list: the first below the bound ends it.
+            bound = p.min_score
+            scored = list(itertools.takewhile(lambda hit: (hit[1] or 0.0) >= bound, scored))
+        records = [record for record, _ in scored]
         store.mark_recalled((r.id for r in records), self.clock.now_ms())
-        return Recalled(records, behind)
+        return Recalled(records, behind, [score for _, score in scored])
 
     def _vectors_behind(self, store: RealmStore, wait: bool) -> bool | None:
         """Whether the provider's vectors miss records acknowledged before now (``None``: it ranks
@@ -388,9 +403,11 @@ class AgentMemory:
             Scope.identity(realm, identity), memory_id, Author("agent", identity=identity)
         )
 
-    def recall_for(self, identity: str, realm: str, query_text: str | None, max_entries: int) -> list[Record]:
+    def recall_for(
+        self, identity: str, realm: str, query_text: str | None, max_entries: int
+    ) -> list[tuple[Record, float | None]]:
         """Explicit recall on behalf of an agent over its scopes (contextual with text, newest
-        without)."""
+        without), each record with its score (``None`` for the newest)."""
         store = self.store(realm)
         query = RecallQuery(
             scopes=self.scopes_of(store, identity),
@@ -399,9 +416,9 @@ class AgentMemory:
             query_terms=(),
             max_entries=max(1, min(max_entries, MAX_ENTRIES_LIMIT)),
         )
-        records = self.provider.recall(store, query)
-        store.mark_recalled((r.id for r in records), self.clock.now_ms())
-        return records
+        scored = recall_scored(self.provider, store, query)
+        store.mark_recalled((r.id for r, _ in scored), self.clock.now_ms())
+        return scored
 
     def propose(self, draft: AgentDraft, mob: str, *, tainted: bool) -> str:
         """Queue a proposal for mob scope; a steward or operator commits it later."""

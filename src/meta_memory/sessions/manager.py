@@ -489,8 +489,9 @@ class SessionManager:
                     "tags": list(r.tags),
                     "updated_at_ms": r.updated_at_ms,
                     "scope": r.scope.kind.value,  # the identity's own, or a scope it shares
+                    "score": score,  # how well it matched the query, 0 to 1 (null: newest, no query)
                 }
-                for r in records
+                for r, score in records
             ]
             return ToolOutcome(json.dumps(payload, ensure_ascii=False), False, "none")
         if call.action == "forget":

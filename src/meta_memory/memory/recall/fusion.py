@@ -20,7 +20,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["DEFAULT_HYBRID", "HybridParams", "convex", "hybrid", "lexical_candidates", "rrf"]
+__all__ = [
+    "DEFAULT_HYBRID",
+    "HybridParams",
+    "convex",
+    "hybrid",
+    "hybrid_scored",
+    "lexical_candidates",
+    "monotone",
+    "rrf",
+]
 
 
 def rrf(
@@ -49,14 +58,45 @@ def rrf(
         raise ValueError(f"k must be a finite number >= 0, not {k!r}")
     ws = _weights(weights, len(rankings))
     _check_limit(limit)
-    contributions: dict[int, list[float]] = {}
-    best: dict[int, int] = {}
-    for ranking, w in zip(rankings, ws, strict=True):
+    for ranking in rankings:
         _check_distinct(ranking)
+    return _top(_rrf_scores(rankings, k=k, weights=ws), _best_ranks(rankings), limit)
+
+
+def _best_ranks(rankings: Sequence[Sequence[int]]) -> dict[int, int]:
+    """Each doc's best 1-based rank in any of ``rankings`` (the tie-break after the score)."""
+    best: dict[int, int] = {}
+    for ranking in rankings:
+        for position, doc in enumerate(ranking, start=1):
+            best[doc] = min(best.get(doc, position), position)
+    return best
+
+
+def _rrf_scores(rankings: Sequence[Sequence[int]], *, k: float, weights: Sequence[float]) -> dict[int, float]:
+    contributions: dict[int, list[float]] = {}
+    for ranking, w in zip(rankings, weights, strict=True):
         for position, doc in enumerate(ranking, start=1):
             contributions.setdefault(doc, []).append(w / (k + position))
-            best[doc] = min(best.get(doc, position), position)
-    return _top({d: math.fsum(c) for d, c in contributions.items()}, best, limit)
+    return {d: math.fsum(c) for d, c in contributions.items()}
+
+
+def _convex_scores(
+    scored: Sequence[Sequence[tuple[int, float]]],
+    *,
+    weights: Sequence[float],
+    floors: Sequence[float | None],
+) -> dict[int, float]:
+    contributions: dict[int, list[float]] = {}
+    for ranking, w, floor in zip(scored, weights, floors, strict=True):
+        scores = [s for _, s in ranking]
+        if not scores:
+            continue
+        hi = max(scores)
+        lo = min(scores) if floor is None else floor
+        for doc, s in ranking:
+            norm = 1.0 if hi <= lo else min(1.0, max(0.0, (s - lo) / (hi - lo)))
+            contributions.setdefault(doc, []).append(w * norm)
+    return {d: math.fsum(c) for d, c in contributions.items()}
 
 
 def convex(
@@ -91,22 +131,12 @@ def convex(
     if len(fl) != len(scored):
         raise ValueError(f"{len(fl)} floors for {len(scored)} rankings")
     _check_limit(limit)
-    contributions: dict[int, list[float]] = {}
-    best: dict[int, int] = {}
-    for ranking, w, floor in zip(scored, ws, fl, strict=True):
+    for ranking in scored:
         _check_distinct(doc for doc, _ in ranking)
-        scores = [s for _, s in ranking]
-        if not all(math.isfinite(s) for s in scores):
+        if not all(math.isfinite(s) for _, s in ranking):
             raise ValueError("scores must be finite")
-        if not scores:
-            continue
-        hi = max(scores)
-        lo = min(scores) if floor is None else floor
-        for position, (doc, s) in enumerate(ranking, start=1):
-            norm = 1.0 if hi <= lo else min(1.0, max(0.0, (s - lo) / (hi - lo)))
-            contributions.setdefault(doc, []).append(w * norm)
-            best[doc] = min(best.get(doc, position), position)
-    return _top({d: math.fsum(c) for d, c in contributions.items()}, best, limit)
+    best = _best_ranks([[doc for doc, _ in ranking] for ranking in scored])
+    return _top(_convex_scores(scored, weights=ws, floors=fl), best, limit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +216,43 @@ def hybrid(
         return merged
     kept = set(head)
     return (head + [d for d in merged if d not in kept])[:limit]
+
+
+def hybrid_scored(
+    lexical: Sequence[tuple[int, float]],
+    semantic: Sequence[tuple[int, float]],
+    *,
+    limit: int,
+    params: HybridParams = DEFAULT_HYBRID,
+) -> list[tuple[int, float]]:
+    """:func:`hybrid`'s order, each doc with its fused score: for ``convex``, the weighted sum of
+    its normalised scores (in [0, 1] when the weights sum to 1); for ``rrf``, its reciprocal-rank
+    sum over the best possible one. A doc of the protected head scores at least what any doc
+    after it scores (:func:`monotone`), so the scores never rise down the list."""
+    order = hybrid(lexical, semantic, limit=limit, params=params)
+    lex, sem = lexical[: params.depth], semantic[: params.depth]
+    weights = (params.lexical_weight, 1.0 - params.lexical_weight)
+    if params.method == "rrf":
+        raw = _rrf_scores([[d for d, _ in lex], [d for d, _ in sem]], k=params.k, weights=weights)
+        top = math.fsum(w / (params.k + 1) for w in weights) or 1.0
+        scores = {d: s / top for d, s in raw.items()}
+    else:
+        scores = _convex_scores(
+            [lex, sem], weights=weights, floors=(params.lexical_floor, params.semantic_floor)
+        )
+    return monotone([(d, scores.get(d, 0.0)) for d in order])
+
+
+def monotone(ranked: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
+    """``ranked`` with each score raised to the best score ranked after it: an order that places a
+    doc above another (the fusion's protected head) vouches that it is at least as relevant."""
+    out: list[tuple[int, float]] = []
+    floor = -math.inf
+    for doc, score in reversed(ranked):
+        floor = max(floor, score)
+        out.append((doc, floor))
+    out.reverse()
+    return out
 
 
 def _weights(weights: Sequence[float] | None, n: int) -> Sequence[float]:

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..records import Record, Status
 from .analyzer import query_terms as analyze_query
-from .fusion import DEFAULT_HYBRID, hybrid, lexical_candidates
+from .fusion import DEFAULT_HYBRID, hybrid_scored, lexical_candidates
 from .index import TermIndex
 from .neighbours import MIN_SIMILARITY
-from .provider import LexicalRecallProvider, RecallQuery, only_docs
+from .provider import LexicalRecallProvider, RecallQuery, Scored, only_docs, relative
 from .scorer import Ranking
 
 if TYPE_CHECKING:
@@ -180,8 +180,15 @@ class HybridRecallProvider:
         return lexical_candidates(lexical, semantic, ranking.scores_of(below, index))
 
     def recall(self, store: RealmStore, query: RecallQuery) -> list[Record]:
+        return [record for record, _ in self.recall_scored(store, query)]
+
+    def recall_scored(self, store: RealmStore, query: RecallQuery) -> list[Scored]:
+        """The fused ranking, each record with its fused score: 0.4 x its BM25 over the best
+        lexical score + 0.6 x its cosine over the best neighbour's (fusion.hybrid_scored), raised
+        where the protected lexical head places it above a better-scoring record; lexical
+        recall's relative score when there are no neighbours."""
         if query.selection == "always":
-            return self._lexical.recall(store, query)
+            return self._lexical.recall_scored(store, query)
         text = " ".join(t for t in (query.query_text or "", *query.query_terms) if t.strip())
         if not text.strip():
             return []
@@ -235,19 +242,23 @@ class HybridRecallProvider:
                 with store.reading_index(query.scopes) as index:
                     ranked = index if allowed is None else only_docs(index, allowed)
                     lexical = self._with_neighbours(ranking, ranked, lexical, semantic)
-        fused = hybrid(lexical, semantic, limit=depth) if semantic else [doc for doc, _ in lexical]
+        fused = (
+            [(doc, round(score, 6)) for doc, score in hybrid_scored(lexical, semantic, limit=depth)]
+            if semantic
+            else relative(lexical)
+        )
         wanted = set(query.tags)
-        out: list[Record] = []
+        out: list[Scored] = []
         # Fetched a little past what is wanted, then on only if records dropped out: a stale vector
         # (forgotten, superseded or retagged since it was embedded) costs a slot, never an answer.
         start, step = 0, query.max_entries + 4
         while start < len(fused) and len(out) < query.max_entries:
             batch = fused[start : start + step]
-            by_doc = store.records_by_doc(batch)
-            for doc in batch:
+            by_doc = store.records_by_doc([doc for doc, _ in batch])
+            for doc, score in batch:
                 record = by_doc.get(doc)
                 if record is not None and record.status is Status.ACTIVE and wanted.issubset(record.tags):
-                    out.append(record)
+                    out.append((record, score))
                     if len(out) == query.max_entries:
                         break
             start += step

@@ -7,6 +7,10 @@ store's term index.
 A query names the scopes it reads (an identity's own first, then the shared scopes the identity
 reads): one ranking serves them all, over their union as one collection.
 
+Contextual recall scores what it returns (:meth:`LexicalRecallProvider.recall_scored`): each
+record's relevance to the query in [0, 1], never rising down the list; lexical recall's is the
+record's BM25 score over the query's best. ``always`` recall scores nothing (``None``).
+
 A query's ``tags`` restrict recall to the records carrying every one of them, inside the recall and before
 its ``max_entries`` cut: ``always`` reads them in the store's query, and contextual recall ranks only them
 (the scope's BM25 statistics unchanged, so the tagged records keep the order they have among all records).
@@ -26,7 +30,18 @@ from .scorer import rank
 if TYPE_CHECKING:
     from ..store import RealmStore
 
-__all__ = ["LexicalRecallProvider", "RecallProvider", "RecallQuery", "only_docs"]
+__all__ = [
+    "LexicalRecallProvider",
+    "RecallProvider",
+    "RecallQuery",
+    "Scored",
+    "only_docs",
+    "recall_scored",
+    "relative",
+]
+
+Scored = tuple[Record, float | None]
+"""A recalled record and its score (``None``: ``always`` recall, which ranks by recency)."""
 
 
 @dataclass(frozen=True)
@@ -49,12 +64,28 @@ class RecallProvider(Protocol):
         ...
 
 
+def recall_scored(provider: RecallProvider, store: RealmStore, query: RecallQuery) -> list[Scored]:
+    """``provider``'s records, each with its score in [0, 1], never rising down the list (``None``
+    for ``always`` recall): the provider's ``recall_scored`` when it has one (the bundled ones
+    do) and does not override ``recall`` below it (a subclass that reranks), else its records
+    unscored."""
+    cls = type(provider)
+    owner = next((c for c in cls.__mro__ if "recall_scored" in vars(c)), None)
+    if owner is None or getattr(cls, "recall", None) is not getattr(owner, "recall", None):
+        return [(record, None) for record in provider.recall(store, query)]
+    scored: list[Scored] = provider.recall_scored(store, query)  # type: ignore[attr-defined]
+    return scored
+
+
 class LexicalRecallProvider:
     """Contextual recall over the realm store's term index; ``always`` = newest first."""
 
     def recall(self, store: RealmStore, query: RecallQuery) -> list[Record]:
+        return [record for record, _ in self.recall_scored(store, query)]
+
+    def recall_scored(self, store: RealmStore, query: RecallQuery) -> list[Scored]:
         if query.selection == "always":
-            return store.newest_active(query.scopes, query.max_entries, query.tags)
+            return [(r, None) for r in store.newest_active(query.scopes, query.max_entries, query.tags)]
         terms = analyze_query(query.query_text, list(query.query_terms))
         if not terms:
             return []
@@ -68,12 +99,21 @@ class LexicalRecallProvider:
         wanted = set(query.tags)
         # A record forgotten (or retagged) between ranking and fetching is simply not returned.
         return [
-            record
-            for doc, _ in hits
+            (record, score)
+            for doc, score in relative(hits)
             if (record := by_doc.get(doc)) is not None
             and record.status is Status.ACTIVE
             and wanted.issubset(record.tags)
         ]
+
+
+def relative(hits: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Best-first ``(doc, score)`` with each score over the best (the first scores 1), rounded to
+    six places."""
+    if not hits:
+        return []
+    best = max(hits[0][1], 1e-12)
+    return [(doc, round(max(0.0, score) / best, 6)) for doc, score in hits]
 
 
 def only_docs(index: TermIndex, allowed: Collection[int]) -> TermIndex:
