@@ -117,3 +117,13 @@ def test_the_team_recall_benchmark_runs_on_both_backends(backend: Backend) -> No
     out = _run("team_recall.py", "--dsn", base, "--records", "150", "--queries", "20")
     rows = [line for line in out.splitlines() if "│ identity + mob" in line]
     assert len(rows) == 2 and "sqlite" in rows[0] and "postgres" in rows[1], out
+
+
+def test_the_embedding_runtime_benchmark_runs() -> None:
+    out = _run("embedding_runtime.py", "--records", "20", "--queries", "5")
+    assert "query_p50_ms" in out and "numpy/onnxruntime" in out
+
+
+def test_the_backup_benchmark_runs() -> None:
+    out = _run("backup.py", "--records", "300", "--baseline-s", "0.5")
+    assert "backup:" in out and "during/before: p50" in out
