@@ -947,7 +947,7 @@ def backup_command(state_dir: Path, destination: Path) -> None:
     Exit status: 0 when the backup is written, 2 when it is refused (no state dir, the destination
     exists, a file cannot be read or written; nothing is left behind).
     """
-    from .storage.backup import backup
+    from .memory.sqlite.backup import backup
 
     try:
         report = backup(state_dir, destination)
@@ -976,7 +976,7 @@ def restore_command(backup_dir: Path, state_dir: Path) -> None:
     Exit status: 0 when the state dir is written, 2 when the restore is refused (a damaged or
     foreign backup, a state dir that holds anything; nothing is written).
     """
-    from .storage.backup import restore
+    from .memory.sqlite.backup import restore
 
     try:
         report = restore(backup_dir, state_dir)

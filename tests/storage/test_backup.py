@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from meta_memory import Meta
-from meta_memory.storage.backup import MANIFEST_FILE
+from meta_memory.memory.sqlite.backup import MANIFEST_FILE
 
 from ..conftest import free_port, gateway_command, wait_until_listening
 
@@ -194,7 +194,7 @@ def test_a_database_is_copied_with_what_its_wal_holds_and_the_served_dir_is_neve
 ) -> None:
     import sqlite3
 
-    from meta_memory.storage.backup import backup, restore
+    from meta_memory.memory.sqlite.backup import backup, restore
 
     state = tmp_path / "state"
     (state / "agent-memory").mkdir(parents=True)

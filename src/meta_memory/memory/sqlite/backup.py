@@ -32,8 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import StorageRefused
-from .layout import (
+from ...errors import StorageRefused
+from ...storage.layout import (
     LOCK_FILE,
     RECALL_INDEX_SUFFIX,
     SQLITE_SHM_SUFFIX,
