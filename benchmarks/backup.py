@@ -28,7 +28,20 @@ sys.path.insert(0, str(ROOT / "tests"))
 from conftest import free_port, gateway_command, wait_until_listening  # noqa: E402
 from meta_memory import Meta  # noqa: E402
 
-WORDS = ["deploy", "review", "budget", "harbor", "espresso", "grinder", "friday", "oslo", "cello", "garden", "invoice", "meeting"]
+WORDS = [
+    "deploy",
+    "review",
+    "budget",
+    "harbor",
+    "espresso",
+    "grinder",
+    "friday",
+    "oslo",
+    "cello",
+    "garden",
+    "invoice",
+    "meeting",
+]
 
 
 def fill(state: Path, records: int) -> float:

@@ -42,6 +42,7 @@ EXIT_REFUSED = 2
 STATE_DIR_ENV = "META_STATE_DIR"
 CONFIG_ENV = "META_CONFIG"
 
+
 def state_dir_with(help: str) -> Callable[[F], F]:
     """``--state-dir`` (default ``.meta/state``, ``META_STATE_DIR``) with a command's own help."""
     return click.option(
