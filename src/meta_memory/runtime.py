@@ -230,8 +230,18 @@ class MetaRuntime:
                 "realm": am.realm if self.agent_memory is not None else None,
                 "selection": am.selection if self.agent_memory is not None else None,
                 "llm_writes": am.llm_writes if self.agent_memory is not None else None,
+                "recall": am.recall if self.agent_memory is not None else None,
+                "embedding": self._embedding(),
             },
         }
+
+    def _embedding(self) -> dict[str, Any] | None:
+        """The embedding model hybrid recall runs and what runs it (``numpy`` / ``onnxruntime``);
+        ``None`` for lexical recall."""
+        embedder = _embedder_of(self.agent_memory.provider) if self.agent_memory is not None else None
+        if embedder is None:
+            return None
+        return {"model": embedder.model_id, "runtime": getattr(embedder, "runtime", None)}
 
     def status(self) -> dict[str, Any]:
         return {

@@ -116,5 +116,7 @@ def test_agent_memory_options_from_the_file_are_the_ones_served(tmp_path: Path, 
             "realm": "ops",
             "selection": "always",
             "llm_writes": "observed",
+            "recall": "lexical",
+            "embedding": None,
         }
     assert (tmp_path / "state" / "agent-memory" / "ops.sqlite3").is_file()

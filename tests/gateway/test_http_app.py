@@ -52,6 +52,8 @@ def test_status_on_rpc_reports_contract_version_state_dir_and_features(
             "realm": "default",
             "selection": "contextual",
             "llm_writes": "observed",
+            "recall": "lexical",
+            "embedding": None,
         },
     }
 

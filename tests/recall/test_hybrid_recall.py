@@ -267,6 +267,12 @@ def test_a_gateway_and_its_indexing_process_embed_on_the_runtime_configured(
             meta.remember_agent_memory("lead", title=title, body=body)
         recalled = meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=1, wait_for_vectors=True)
         assert [r.title for r in recalled] == ["Diet"]
+        # The status says which model hybrid recall runs, and on what.
+        features = meta.status()["features"]["agent_memory"]
+        assert (features["recall"], features["embedding"]) == (
+            "hybrid",
+            {"model": DEFAULT_MODEL, "runtime": runtime},
+        )
         with _vectors(state) as db:
             assert db.execute("SELECT count(*) FROM vectors").fetchone()[0] == len(FILLER) + 1
         spawned = {pid: Path(f"/proc/{pid}/cmdline").read_bytes() for pid in _descendants(os.getpid())}

@@ -604,6 +604,9 @@ export interface StatusResult {
       realm?: string;
       selection?: Selection;
       llmWrites?: "observed" | "quarantined";
+      recall?: "lexical" | "hybrid";
+      /** Hybrid recall's model and what runs it; null for lexical recall. */
+      embedding?: { model: string; runtime: "numpy" | "onnxruntime" | null } | null;
     };
     [feature: string]: unknown;
   };
