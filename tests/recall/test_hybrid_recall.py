@@ -95,6 +95,19 @@ def test_hybrid_scores_never_rise_and_score_the_paraphrase_by_its_cosine(
         assert kept == [r for r in records if r["score"] >= scores[1]]
 
 
+def test_either_store_embeds_on_the_numpy_runtime_and_says_so(
+    tmp_path: Path, backend: Backend, eventually: Callable[..., bool]
+) -> None:
+    state = tmp_path / "state"
+    with _handle(state, backend, recall="hybrid", embedding_runtime="numpy") as meta:
+        _fill(meta)
+        _settled(backend, state, len(FILLER) + 1, eventually)
+        found = meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=1)
+        assert [r.title for r in found] == ["Diet"]
+        features = meta.status()["features"]["agent_memory"]
+        assert features["embedding"] == {"model": DEFAULT_MODEL, "runtime": "numpy"}
+
+
 def test_tags_filter_and_forgotten_records_stay_out(
     tmp_path: Path, backend: Backend, eventually: Callable[..., bool]
 ) -> None:

@@ -132,6 +132,8 @@ def test_restore_refuses_a_damaged_edited_or_foreign_backup_and_a_non_empty_targ
     state = tmp_path / "state"
     with Meta.builder().persistent_state(state).memory().agent_memory().build() as meta:
         meta.remember_agent_memory("lead", title="Deploys", body="Deploys need ops approval.")
+        meta.memory_index("deploys", "approval", fact="ops approves")  # the ledger file, too
+    assert (state / "memory-ledger-state.json").is_file()
     good = tmp_path / "backup"
     assert _cli("backup", "--state-dir", str(state), "--to", str(good)).returncode == 0
 
@@ -184,9 +186,8 @@ def test_restore_refuses_a_damaged_edited_or_foreign_backup_and_a_non_empty_targ
     # The good one restores, and its ledger is the source's, byte for byte.
     restored = tmp_path / "restored"
     assert _cli("restore", "--from", str(good), "--state-dir", str(restored)).returncode == 0
-    for name in ("memory-ledger-state.json",):
-        if (state / name).exists():
-            assert (restored / name).read_bytes() == (state / name).read_bytes()
+    ledger = "memory-ledger-state.json"
+    assert (restored / ledger).read_bytes() == (state / ledger).read_bytes()
 
 
 def test_a_database_is_copied_with_what_its_wal_holds_and_the_served_dir_is_never_written(

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -46,7 +46,7 @@ from .params import (
     RememberParams,
     UpdateParams,
 )
-from .recall.provider import LexicalRecallProvider, RecallProvider, RecallQuery, recall_scored
+from .recall.provider import LexicalRecallProvider, RecallProvider, RecallQuery, Scored, recall_scored
 from .records import (
     APPLICATION,
     Author,
@@ -111,14 +111,12 @@ class Recalled:
     recall), and whether the vectors it ranked by missed records acknowledged before it (``None``:
     lexical recall, no vectors involved)."""
 
-    records: list[Record]
+    scored: list[Scored]
     vectors_behind: bool | None
-    scores: list[float | None] = field(default_factory=list)
 
     def to_wire(self) -> dict[str, Any]:
-        scores = self.scores or [None] * len(self.records)
         return {
-            "records": [{**r.to_api(), "score": s} for r, s in zip(self.records, scores, strict=True)],
+            "records": [{**r.to_api(), "score": s} for r, s in self.scored],
             "vectors_behind": self.vectors_behind,
         }
 
@@ -295,9 +293,8 @@ class AgentMemory:
             # Scores never rise down the list: the first below the bound ends it.
             bound = p.min_score
             scored = list(itertools.takewhile(lambda hit: (hit[1] or 0.0) >= bound, scored))
-        records = [record for record, _ in scored]
-        store.mark_recalled((r.id for r in records), self.clock.now_ms())
-        return Recalled(records, behind, [score for _, score in scored])
+        store.mark_recalled((r.id for r, _ in scored), self.clock.now_ms())
+        return Recalled(scored, behind)
 
     def _vectors_behind(self, store: RealmStore, wait: bool) -> bool | None:
         """Whether the provider's vectors miss records acknowledged before now (``None``: it ranks

@@ -54,7 +54,6 @@ class ModelSpec:
     # a text's vector would depend on its neighbours: such a model runs one text at a time on
     # onnxruntime. The numpy runtime quantizes each text alone and batches any model.
     max_batch: int | None = None
-    pad_token: str = "[PAD]"
     output: str = "last_hidden_state"
     # The graph run is derived from the pinned file at load time (see ``derive``), not the file itself.
     derive: Derivation | None = None

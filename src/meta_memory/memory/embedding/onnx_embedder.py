@@ -137,7 +137,7 @@ class OnnxEmbedder:
         capped = runtime == "onnxruntime" and spec.max_batch is not None
         self.batch_size = min(batch_size, spec.max_batch or batch_size) if capped else batch_size
         self._max_chars = spec.window * _CHARS_PER_TOKEN
-        self._tokenizer, self._pad_id = _load_tokenizer(spec, tokenizer_file)
+        self._tokenizer = _load_tokenizer(spec, tokenizer_file)
         self._run_ids: Any
         if runtime == "numpy":
             self._run_ids = _load_numpy(spec, model_file).hidden
@@ -269,15 +269,11 @@ def _unloadable(spec: ModelSpec, what: str, cause: str) -> EmbedderUnavailable:
     )
 
 
-def _load_tokenizer(spec: ModelSpec, path: Path) -> tuple[WordPiece, int]:
+def _load_tokenizer(spec: ModelSpec, path: Path) -> WordPiece:
     try:
-        tokenizer = WordPiece.from_file(path, window=spec.window)
+        return WordPiece.from_file(path, window=spec.window)
     except (OSError, UnicodeError, ValueError) as exc:
         raise _unloadable(spec, f"the vocabulary {path}", f"cannot be loaded ({type(exc).__name__})") from exc
-    pad_id = tokenizer.token_to_id(spec.pad_token)
-    if pad_id is None:
-        raise _unloadable(spec, f"the vocabulary {path}", f"has no {spec.pad_token} token")
-    return tokenizer, pad_id
 
 
 @functools.lru_cache(maxsize=4)

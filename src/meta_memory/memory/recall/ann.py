@@ -20,6 +20,7 @@ rows, whatever the scope's size. Measured recall@10 against exact search: benchm
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.metadata
 import itertools
 import logging
@@ -59,11 +60,17 @@ ORPHANS_MAX = 0.05
 
 def ann_available() -> bool:
     """Whether usearch (the `semantic` extra) is installed."""
+    return _usearch() is not None
+
+
+@functools.cache
+def _usearch() -> Any | None:
+    """``usearch.index``, or ``None`` without it: probed once per process (a scope's vectors are
+    reloaded on the recall path, and a failed import searches the path again every time)."""
     try:
-        _import_usearch()
+        return _import_usearch()
     except ImportError:
-        return False
-    return True
+        return None
 
 
 def _import_usearch() -> Any:
@@ -166,7 +173,10 @@ class ScopeAnn:
     def _build(self, docs: np.ndarray, matrix: np.ndarray) -> None:
         try:
             lower_this_thread(self._nice)  # usearch's own threads start from this one: they too
-            index = _import_usearch().Index(
+            usearch = _usearch()
+            if usearch is None:  # a graph is only made where usearch was found
+                raise ImportError("usearch")
+            index = usearch.Index(
                 ndim=self.dim,
                 metric="ip",
                 dtype="f16",

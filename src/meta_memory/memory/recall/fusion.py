@@ -60,7 +60,7 @@ def rrf(
     _check_limit(limit)
     for ranking in rankings:
         _check_distinct(ranking)
-    return _top(_rrf_scores(rankings, k=k, weights=ws), _best_ranks(rankings), limit)
+    return _top(_rrf_scores(rankings, k=k, weights=ws), _best_ranks(rankings), limit)[0]
 
 
 def _best_ranks(rankings: Sequence[Sequence[int]]) -> dict[int, int]:
@@ -136,7 +136,7 @@ def convex(
         if not all(math.isfinite(s) for _, s in ranking):
             raise ValueError("scores must be finite")
     best = _best_ranks([[doc for doc, _ in ranking] for ranking in scored])
-    return _top(_convex_scores(scored, weights=ws, floors=fl), best, limit)
+    return _top(_convex_scores(scored, weights=ws, floors=fl), best, limit)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,21 +201,7 @@ def hybrid(
     Raises:
         ValueError: as :func:`rrf` or :func:`convex`, or ``params.lexical_weight`` is outside [0, 1].
     """
-    if not 0.0 <= params.lexical_weight <= 1.0:
-        raise ValueError(f"lexical_weight must be in [0, 1], not {params.lexical_weight!r}")
-    lex, sem = lexical[: params.depth], semantic[: params.depth]
-    weights = (params.lexical_weight, 1.0 - params.lexical_weight)
-    head = [d for d, _ in lex[: min(params.protect, limit)]]
-    wanted = limit + len(head)
-    if params.method == "rrf":
-        merged = rrf([[d for d, _ in lex], [d for d, _ in sem]], k=params.k, weights=weights, limit=wanted)
-    else:
-        floors = (params.lexical_floor, params.semantic_floor)
-        merged = convex([lex, sem], weights=weights, floors=floors, limit=wanted)
-    if not head:
-        return merged
-    kept = set(head)
-    return (head + [d for d in merged if d not in kept])[:limit]
+    return [doc for doc, _ in hybrid_scored(lexical, semantic, limit=limit, params=params)]
 
 
 def hybrid_scored(
@@ -228,19 +214,39 @@ def hybrid_scored(
     """:func:`hybrid`'s order, each doc with its fused score: for ``convex``, the weighted sum of
     its normalised scores (in [0, 1] when the weights sum to 1); for ``rrf``, its reciprocal-rank
     sum over the best possible one. A doc of the protected head scores at least what any doc
-    after it scores (:func:`monotone`), so the scores never rise down the list."""
-    order = hybrid(lexical, semantic, limit=limit, params=params)
+    after it scores (:func:`monotone`), so the scores never rise down the list.
+
+    Raises:
+        ValueError: as :func:`hybrid`.
+    """
+    if not 0.0 <= params.lexical_weight <= 1.0:
+        raise ValueError(f"lexical_weight must be in [0, 1], not {params.lexical_weight!r}")
     lex, sem = lexical[: params.depth], semantic[: params.depth]
     weights = (params.lexical_weight, 1.0 - params.lexical_weight)
+    head = [d for d, _ in lex[: min(params.protect, limit)]]
+    wanted = limit + len(head)
+    ids = [[d for d, _ in lex], [d for d, _ in sem]]
+    _check_limit(limit)
+    for ranking in ids:
+        _check_distinct(ranking)
     if params.method == "rrf":
-        raw = _rrf_scores([[d for d, _ in lex], [d for d, _ in sem]], k=params.k, weights=weights)
+        if not (math.isfinite(params.k) and params.k >= 0):
+            raise ValueError(f"k must be a finite number >= 0, not {params.k!r}")
+        raw = _rrf_scores(ids, k=params.k, weights=weights)
         top = math.fsum(w / (params.k + 1) for w in weights) or 1.0
+        merged, _ = _top(raw, _best_ranks(ids), wanted)
         scores = {d: s / top for d, s in raw.items()}
     else:
-        scores = _convex_scores(
-            [lex, sem], weights=weights, floors=(params.lexical_floor, params.semantic_floor)
+        if not all(math.isfinite(score) for ranking in (lex, sem) for _, score in ranking):
+            raise ValueError("scores must be finite")
+        floors = (params.lexical_floor, params.semantic_floor)
+        merged, scores = _top(
+            _convex_scores([lex, sem], weights=weights, floors=floors), _best_ranks(ids), wanted
         )
-    return monotone([(d, scores.get(d, 0.0)) for d in order])
+    if head:
+        kept = set(head)
+        merged = (head + [d for d in merged if d not in kept])[:limit]
+    return monotone([(d, scores.get(d, 0.0)) for d in merged])
 
 
 def monotone(ranked: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -278,5 +284,6 @@ def _check_distinct(docs: Iterable[int]) -> None:
         seen.add(doc)
 
 
-def _top(scores: dict[int, float], best: dict[int, int], limit: int) -> list[int]:
-    return sorted(scores, key=lambda d: (-scores[d], best[d], d))[:limit]
+def _top(scores: dict[int, float], best: dict[int, int], limit: int) -> tuple[list[int], dict[int, float]]:
+    """The ``limit`` best docs (see the module docstring for ties), and ``scores``."""
+    return sorted(scores, key=lambda d: (-scores[d], best[d], d))[:limit], scores

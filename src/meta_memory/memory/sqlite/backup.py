@@ -11,9 +11,10 @@ indexing process catches it up). Consistency is per file: two realms' copies may
 apart. The copy is written beside its destination and renamed into place, so a backup appears
 whole or not at all; ``backup.json`` lists each file with its size and sha256.
 
-:func:`restore` checks every file against ``backup.json`` first (a damaged or edited backup is
-refused: nothing is written), then writes the state dir the same way: whole, or not at all. It
-never writes over a state dir that holds anything.
+:func:`restore` checks the manifest and the files' presence and sizes first, then each file's
+sha256 as it copies it beside the target (one read of each file); a damaged or edited backup is
+refused and the partial copy removed, so the state dir appears whole or not at all. It never
+writes over a state dir that holds anything.
 
 PostgreSQL-backed memory (``store = "postgres"``) lives in the database server: back it up with
 ``pg_dump`` of the schema (docs/lifecycle.md); the state dir's backup covers the ledger and the
@@ -92,11 +93,10 @@ def backup(
             kind = "sqlite" if _is_sqlite(path) else "file"
             if kind == "sqlite":
                 _backup_sqlite(path, copy)
+                size, digest = copy.stat().st_size, _sha256(copy)
             else:
-                _copy_whole(path, copy)
-            files.append(
-                {"path": relative, "kind": kind, "size": copy.stat().st_size, "sha256": _sha256(copy)}
-            )
+                size, digest = _copy_whole(path, copy)
+            files.append({"path": relative, "kind": kind, "size": size, "sha256": digest})
             if progress is not None:
                 progress(relative)
         manifest = {
@@ -120,7 +120,7 @@ def backup(
 
 def restore(backup_dir: Path, state_dir: Path) -> BackupReport:
     """Write the backup ``backup_dir`` as the state dir ``state_dir``, which must not exist or be
-    empty, after checking every file against its manifest.
+    empty, every file checked against its manifest (the sums as the files are copied).
 
     Raises:
         StorageRefused: the backup is missing, damaged or not one (its manifest, a file's size or
@@ -129,7 +129,7 @@ def restore(backup_dir: Path, state_dir: Path) -> BackupReport:
     """
     started = time.monotonic()
     source = backup_dir.absolute()
-    files = _checked_manifest(source)
+    files = _checked_manifest(source)  # what to copy, each file's size and sha256
     target = state_dir.absolute()
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise StorageRefused(
@@ -140,10 +140,15 @@ def restore(backup_dir: Path, state_dir: Path) -> BackupReport:
     shutil.rmtree(partial, ignore_errors=True)
     try:
         partial.mkdir(parents=True)
-        for relative in files:
+        for relative, (size, digest) in files.items():
             copy = partial / relative
             copy.parent.mkdir(parents=True, exist_ok=True)
-            _copy_whole(source / relative, copy)
+            # Checked as it is copied (one read of each file): a mismatch removes the partial
+            # state dir, so nothing appears.
+            if _copy_whole(source / relative, copy) != (size, digest):
+                raise StorageRefused(
+                    f"the backup is damaged: {relative} does not match its sha256 in {MANIFEST_FILE}"
+                )
         _sync_tree(partial)
         if target.exists():
             target.rmdir()  # empty, checked above
@@ -154,7 +159,7 @@ def restore(backup_dir: Path, state_dir: Path) -> BackupReport:
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
-    total = sum((target / f).stat().st_size for f in files)
+    total = sum(size for size, _ in files.values())
     return BackupReport(target, tuple(files), total, time.monotonic() - started)
 
 
@@ -192,12 +197,18 @@ def _backup_sqlite(path: Path, copy: Path) -> None:
         os.fsync(f.fileno())
 
 
-def _copy_whole(path: Path, copy: Path) -> None:
+def _copy_whole(path: Path, copy: Path) -> tuple[int, str]:
+    """Copy ``path`` to ``copy`` (synced); the bytes copied and their sha256."""
+    digest = hashlib.sha256()
+    size = 0
     with path.open("rb") as src, copy.open("wb") as dst:
         while chunk := src.read(_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
             dst.write(chunk)
         dst.flush()
         os.fsync(dst.fileno())
+    return size, digest.hexdigest()
 
 
 def _write_synced(path: Path, data: bytes) -> None:
@@ -225,7 +236,14 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _checked_manifest(source: Path) -> list[str]:
+def _checked_manifest(source: Path) -> dict[str, tuple[int, str]]:
+    """The files the backup's manifest lists, each with its size and sha256, once the manifest is
+    one, every path stays inside the backup, every listed file is there at its size and no other
+    file is (the sums are checked as the files are copied).
+
+    Raises:
+        StorageRefused: any of those fails.
+    """
     manifest_path = source / MANIFEST_FILE
     try:
         manifest = json.loads(manifest_path.read_bytes())
@@ -243,19 +261,22 @@ def _checked_manifest(source: Path) -> list[str]:
     entries = manifest.get("files")
     if not isinstance(entries, list):
         raise StorageRefused(f"the backup's {MANIFEST_FILE} lists no files")
-    listed: list[str] = []
+    listed: dict[str, tuple[int, str]] = {}
     for entry in entries:
         relative = entry.get("path") if isinstance(entry, dict) else None
         if not isinstance(relative, str) or not _safe_relative(relative):
             raise StorageRefused(f"the backup's {MANIFEST_FILE} names an unsafe path {relative!r}")
+        size, digest = entry.get("size"), entry.get("sha256")
+        if isinstance(size, bool) or not isinstance(size, int) or not isinstance(digest, str):
+            raise StorageRefused(f"the backup's {MANIFEST_FILE} gives {relative} no size and sha256")
         path = source / relative
         if not path.is_file() or path.is_symlink():
             raise StorageRefused(f"the backup is damaged: {relative} is missing")
-        if path.stat().st_size != entry.get("size") or _sha256(path) != entry.get("sha256"):
+        if path.stat().st_size != size:
             raise StorageRefused(
                 f"the backup is damaged: {relative} does not match its sha256 in {MANIFEST_FILE}"
             )
-        listed.append(relative)
+        listed[relative] = (size, digest)
     present = {
         p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file() and p.name != MANIFEST_FILE
     }
