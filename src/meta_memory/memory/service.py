@@ -114,6 +114,10 @@ class Recalled:
     scored: list[Scored]
     vectors_behind: bool | None
 
+    @property
+    def records(self) -> list[Record]:
+        return [record for record, _ in self.scored]
+
     def to_wire(self) -> dict[str, Any]:
         return {
             "records": [{**r.to_api(), "score": s} for r, s in self.scored],
