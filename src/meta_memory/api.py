@@ -47,6 +47,7 @@ from .operations import (
     memory_stores,
     memory_tool_definitions,
     propose_agent_memory,
+    purge_agent_memory,
     recall_agent_memory,
     remember_agent_memory,
     report_tool_result,
@@ -62,6 +63,8 @@ from .results import (
     AgentMemoryHistory,
     AgentMemoryLookup,
     AgentMemoryPage,
+    AgentMemoryPurged,
+    AgentMemoryPurgeReceipt,
     AgentMemoryRecord,
     AgentMemoryUpdateResult,
     AgentMemoryVersion,
@@ -80,6 +83,8 @@ __all__ = [
     "AgentMemoryHistory",
     "AgentMemoryLookup",
     "AgentMemoryPage",
+    "AgentMemoryPurgeReceipt",
+    "AgentMemoryPurged",
     "AgentMemoryRecord",
     "AgentMemoryUpdateResult",
     "AgentMemoryVersion",
@@ -116,6 +121,7 @@ __all__ = [
     "memory_stores",
     "memory_tool_definitions",
     "propose_agent_memory",
+    "purge_agent_memory",
     "recall_agent_memory",
     "remember_agent_memory",
     "status",
@@ -242,6 +248,7 @@ class MetaApi:
     get_agent_memory = _sync(get_agent_memory)
     agent_memory_history = _sync(agent_memory_history)
     propose_agent_memory = _sync(propose_agent_memory)
+    purge_agent_memory = _sync(purge_agent_memory)
     # host sessions
     memory_tool_definitions = _sync(memory_tool_definitions)
     report_tool_result = _sync(report_tool_result)
@@ -299,6 +306,7 @@ class AsyncMetaApi:
     get_agent_memory = _async(get_agent_memory)
     agent_memory_history = _async(agent_memory_history)
     propose_agent_memory = _async(propose_agent_memory)
+    purge_agent_memory = _async(purge_agent_memory)
     memory_tool_definitions = _async(memory_tool_definitions)
     report_tool_result = _async(report_tool_result)
 

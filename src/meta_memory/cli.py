@@ -434,10 +434,12 @@ def mcp(
 
 def _register_subcommands() -> None:
     from .cli_init import init
+    from .cli_purge import purge
     from .cli_review import review
 
     main.add_command(review)
     main.add_command(init)
+    main.add_command(purge)
 
 
 _register_subcommands()

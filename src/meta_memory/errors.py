@@ -48,6 +48,7 @@ __all__ = [
     "ParseError",
     "ProposalReviewRefused",
     "ProtocolError",
+    "PurgeIncomplete",
     "QuarantineReviewRefused",
     "ReadOnly",
     "SessionRefused",
@@ -204,6 +205,18 @@ class StoreUnavailable(StorageRefused):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, data={"kind": "store_unavailable"})
+
+
+class PurgeIncomplete(StorageRefused):
+    """A purge deleted its rows but could not yet rewrite every file that held them (a reader
+    held one too long): the same purge, asked again, finishes it."""
+
+    def __init__(self, receipt_id: str) -> None:
+        super().__init__(
+            "the purge deleted its records but could not yet rewrite every file of the realm "
+            "(a reader held one); purge the same target again to finish",
+            data={"kind": "purge_incomplete", "receipt_id": receipt_id},
+        )
 
 
 class AccessDenied(MetaError):

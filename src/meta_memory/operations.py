@@ -17,6 +17,7 @@ from .results import (
     AgentMemoryHistory,
     AgentMemoryLookup,
     AgentMemoryPage,
+    AgentMemoryPurgeReceipt,
     AgentMemoryRecord,
     AgentMemoryUpdateResult,
     MemoryIndexResult,
@@ -335,6 +336,44 @@ def forget_agent_memory(
     """
     params = _drop_none(identity=identity, memory_id=memory_id, realm=realm, scope=scope)
     return Call("meta/agent_memory/forget", params, lambda r: AgentMemoryForgetResult(**r))
+
+
+def purge_agent_memory(
+    identity: str,
+    memory_id: str | None = None,
+    *,
+    memory_ids: list[str] | None = None,
+    all: bool = False,
+    realm: str | None = None,
+) -> Call[AgentMemoryPurgeReceipt]:
+    """Erase for real: ``memory_id``'s whole lineage (its versions, released successors,
+    quarantined originals, promoted copies), or with ``all=True`` everything of ``identity`` in
+    the realm. No file or table keeps the text afterwards; the receipt keeps ids and content
+    hashes. Needs ``agent.memory.admin`` on the console; an application key purges only within
+    its realms.
+
+    Args:
+        identity: whose memory it is.
+        memory_id: the record whose lineage to purge.
+        memory_ids: several records (at most 1,000), purged together.
+        all: purge everything of the identity. Exactly one of the three.
+        realm: the realm (default: the configured ``[agent_memory] realm``).
+
+    Returns:
+        The receipt.
+
+    Raises:
+        UnknownRecord: ``memory_id`` is not a record of the identity's scope.
+        InvalidParams: not exactly one of ``memory_id``, ``memory_ids`` and ``all`` (the
+            message names them).
+        AccessDenied: the caller may not purge this identity's memory.
+        StorageRefused: the realm's store cannot be served, or the purge could not finish
+            rewriting its files (``purge_incomplete``: the same call again finishes it).
+    """
+    params = _drop_none(
+        identity=identity, memory_id=memory_id, memory_ids=memory_ids, realm=realm, all=True if all else None
+    )
+    return Call("meta/agent_memory/purge", params, AgentMemoryPurgeReceipt.from_wire)
 
 
 def propose_agent_memory(

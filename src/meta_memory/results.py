@@ -14,6 +14,8 @@ __all__ = [
     "AgentMemoryHistory",
     "AgentMemoryLookup",
     "AgentMemoryPage",
+    "AgentMemoryPurgeReceipt",
+    "AgentMemoryPurged",
     "AgentMemoryRecord",
     "AgentMemoryUpdateResult",
     "AgentMemoryVersion",
@@ -260,6 +262,78 @@ class AgentMemoryHistory:
             The history.
         """
         return cls(w["realm"], w["memory_id"], tuple(AgentMemoryVersion.from_wire(v) for v in w["versions"]))
+
+
+@dataclass(frozen=True)
+class AgentMemoryPurged:
+    """One record a purge erased: what the receipt keeps of it (never its content).
+
+    Attributes:
+        memory_id: its id.
+        content_hash: the sha256 of its content, as the record held it.
+        status: its status when it was purged.
+        scope_kind: the scope it lived in (``identity``, ``mob``, ...).
+        scope_key: that scope's key.
+    """
+
+    memory_id: str
+    content_hash: str
+    status: str
+    scope_kind: str
+    scope_key: str
+
+
+@dataclass(frozen=True)
+class AgentMemoryPurgeReceipt:
+    """What ``purge`` erased: the receipt (also kept as the realm's ``purge`` audit row).
+
+    Attributes:
+        receipt_id: the receipt's id (``purge-<n>``); ``None`` when the realm does not exist.
+        realm: the realm.
+        identity: whose memory was purged.
+        memory_ids: the records asked for; ``None`` for a purge of the whole identity.
+        purged_at_ms: when (Unix ms).
+        by: who purged: ``kind`` (application, console, cli) and the authenticated ``principal``.
+        records: every record erased.
+        removed: how many rows of each other kind went with them (audit rows, injections,
+            proposals, promotions, harvests, sessions, verdicts, vectors, events).
+    """
+
+    receipt_id: str | None
+    realm: str
+    identity: str
+    memory_ids: tuple[str, ...] | None
+    purged_at_ms: int
+    by: dict[str, Any]
+    records: tuple[AgentMemoryPurged, ...]
+    removed: dict[str, int]
+
+    @classmethod
+    def from_wire(cls, w: dict[str, Any]) -> AgentMemoryPurgeReceipt:
+        """The receipt a ``purge`` wire result describes.
+
+        Args:
+            w: the ``purge`` result object.
+
+        Returns:
+            The receipt.
+        """
+        records = tuple(
+            AgentMemoryPurged(
+                r["memory_id"], r["content_hash"], r["status"], r["scope"]["kind"], r["scope"]["key"]
+            )
+            for r in w["records"]
+        )
+        return cls(
+            w["receipt_id"],
+            w["realm"],
+            w["identity"],
+            tuple(w["memory_ids"]) if w["memory_ids"] is not None else None,
+            w["purged_at_ms"],
+            dict(w["by"]),
+            records,
+            dict(w["removed"]),
+        )
 
 
 @dataclass(frozen=True)

@@ -87,6 +87,11 @@ class EventLog(Protocol):
         """Keep only about the newest ``keep`` events."""
         ...
 
+    def forget_identity(self, identity: str, realm: str) -> int:
+        """Delete ``identity``'s events of ``realm`` (and those naming no realm), leaving no copy
+        in the log's storage (a purge); how many."""
+        ...
+
     def watch(self, deliver: Callable[[dict[str, Any]], None]) -> None:
         """Call ``deliver`` with each envelope other processes append to a shared log, from now on."""
         ...
@@ -172,6 +177,11 @@ class Timeline:
 
     def after(self, seq: int, limit: int) -> list[dict[str, Any]]:
         return self._log.after(seq, limit)
+
+    def forget_identity(self, identity: str, realm: str) -> int:
+        """Delete ``identity``'s events of ``realm`` from the log (a purge); how many."""
+        with self._lock:
+            return self._log.forget_identity(identity, realm)
 
     def events(self, event_type: str | None = None) -> list[dict[str, Any]]:
         """Every stored event (oldest first), optionally of one type: a convenience for tests and tools."""

@@ -19,6 +19,7 @@ AGENT_MEMORY_METHODS = [
     "meta/agent_memory/get",
     "meta/agent_memory/history",
     "meta/agent_memory/list",
+    "meta/agent_memory/purge",
     "meta/agent_memory/recall",
     "meta/agent_memory/remember",
     "meta/agent_memory/update",

@@ -110,6 +110,7 @@ def templates(memory_id: str, session_key: str) -> dict[str, dict[str, Any]]:
         },
         "meta/agent_memory/get": {"identity": "alice", "memory_id": memory_id, "realm": "default"},
         "meta/agent_memory/history": {"identity": "alice", "memory_id": memory_id, "realm": "default"},
+        "meta/agent_memory/purge": {"identity": "alice", "memory_id": memory_id, "realm": "default"},
         "meta/memory/index": {
             "entity": "svc", "topic": "owner", "fact": "ops", "store": "knowledge_graph",
             "metadata": {"team": {"name": "ops", "on_call": ["ana", {"pager": "p-1"}]}},

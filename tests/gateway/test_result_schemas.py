@@ -137,6 +137,9 @@ def test_every_method_returns_what_its_signature_declares(tmp_path: Path) -> Non
         ):
             call(f"meta/memory/panel/{panel}", {}, surface=CONSOLE)
         call("meta/memory/panel/records", {**lead, "limit": 20}, surface=CONSOLE)
+        gone = call("meta/agent_memory/remember", {**lead, "title": "Purged", "body": "Erased soon."})
+        call("meta/agent_memory/purge", {**lead, "memory_id": gone["memory_id"]})
+        call("meta/agent_memory/purge", {"identity": "scout", "all": True}, surface=CONSOLE)
     finally:
         runtime.close()
 

@@ -402,3 +402,32 @@ def test_sync_calls_over_an_async_api_need_its_running_loop() -> None:
     store = MetaStore(NeverCalled())  # built outside any event loop
     with pytest.raises(RuntimeError, match="from another thread while the client's event loop runs"):
         store.get(PREFS, "k")
+
+
+def test_purge_namespace_erases_every_version_of_every_item_under_the_prefix(
+    store: MetaStore, meta: MetaHandle
+) -> None:
+    store.put((USER, "notes", "a"), "k1", {"text": "first qzlgpurge1"})
+    store.put((USER, "notes", "a"), "k1", {"text": "second qzlgpurge2"})  # an update: two versions
+    store.put((USER, "notes", "b"), "k2", {"text": "third qzlgpurge3"})
+    store.delete((USER, "notes", "b"), "k2")  # forgotten: still a record until purged
+    store.put(PREFS, "drink", {"text": "tea"})
+    before = {r.memory_id for r in records(meta, USER, prefix_tag((USER, "notes")), status="any")}
+    assert len(before) == 3
+
+    erased = store.purge_namespace((USER, "notes"))
+
+    assert set(erased) == before
+    assert records(meta, USER, prefix_tag((USER, "notes")), status="any") == []
+    assert store.search((USER, "notes")) == []
+    item = store.get(PREFS, "drink")  # outside the prefix: kept
+    assert item is not None and item.value == {"text": "tea"}
+    assert store.purge_namespace((USER, "notes")) == []
+    with pytest.raises(InvalidNamespaceError):
+        store.purge_namespace(("*", "notes"))
+
+
+def test_apurge_namespace_over_the_async_api(store: MetaStore, meta: MetaHandle) -> None:
+    store.put((USER, "tmp"), "k", {"text": "scratch"})
+    erased = asyncio.run(store.apurge_namespace((USER,)))
+    assert len(erased) == 1 and store.get((USER, "tmp"), "k") is None

@@ -33,6 +33,7 @@ APP_KEY_SCOPE: Mapping[str, KeyScope] = MappingProxyType(
         "meta/agent_memory/history": "realm",
         "meta/agent_memory/update": "realm",
         "meta/agent_memory/forget": "realm",
+        "meta/agent_memory/purge": "realm",
         "meta/agent_memory/propose": "realm",
         "meta/memory/steward/dream": "realm",
         "meta/session/open": "realm",

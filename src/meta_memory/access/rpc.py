@@ -93,6 +93,8 @@ RPC_ACCESS: Mapping[str, MethodAccess] = MappingProxyType(
         "meta/agent_memory/remember": MethodAccess((AGENT_MEMORY_WRITE,), "identity", mutating=True),
         "meta/agent_memory/update": MethodAccess((AGENT_MEMORY_WRITE,), "identity", mutating=True),
         "meta/agent_memory/forget": MethodAccess((AGENT_MEMORY_DELETE,), "identity", mutating=True),
+        # Erasure for real: the reserved admin action, on the identity (REFERENCE 6).
+        "meta/agent_memory/purge": MethodAccess((AGENT_MEMORY_ADMIN,), "identity", mutating=True),
         "meta/agent_memory/recall": MethodAccess(_READ_VIEW, "identity"),
         # As the panel's records and record: the caller's grants judge the identity named and each
         # record (panel.Viewer), read and view, plus review for quarantined content.

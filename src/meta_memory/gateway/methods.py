@@ -47,12 +47,14 @@ from ..memory.params import (
     ForgetParams,
     GetParams,
     ListParams,
+    PurgeParams,
     RecallParams,
     RememberParams,
     UpdateParams,
     parse_forget,
     parse_get,
     parse_list,
+    parse_purge,
     parse_recall,
     parse_remember,
     parse_update,
@@ -352,6 +354,15 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
         memory_id, deleted = agent_memory().forget(p)
         return {"memory_id": memory_id, "deleted": deleted}
 
+    def purge(p: PurgeParams, ctx: CallContext) -> dict[str, Any]:
+        # Who purged is who authenticated (or the local channel), never a name from the params.
+        kind = "console" if ctx.surface == CONSOLE else "application"
+        subject = principal_of(ctx).subject if ctx.remote or ctx.surface == CONSOLE else None
+        receipt = agent_memory().purge(p, by={"kind": kind, "principal": subject})
+        if p.memory_ids is None and runtime.timeline is not None:
+            receipt.counts.events = runtime.timeline.forget_identity(p.identity, p.realm)
+        return receipt.to_wire()
+
     def update(p: UpdateParams, ctx: CallContext) -> dict[str, Any]:
         record, supersedes = agent_memory().update(p)
         return {"memory_id": record.id, "supersedes": supersedes}
@@ -540,6 +551,9 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
     def forget_params(params: Any) -> ForgetParams:
         return parse_forget(params, default_realm=am.realm)
 
+    def purge_params(params: Any) -> PurgeParams:
+        return parse_purge(params, default_realm=am.realm)
+
     def update_params(params: Any) -> UpdateParams:
         return parse_update(params, default_realm=am.realm)
 
@@ -599,6 +613,7 @@ def build_methods(runtime: MetaRuntime) -> dict[str, Method]:
             Method(
                 "meta/agent_memory/update", update, update_params, mutating=True, available=has_agent_memory
             ),
+            Method("meta/agent_memory/purge", purge, purge_params, mutating=True, available=has_agent_memory),
             Method("meta/agent_memory/list", agent_list, list_params, available=has_agent_memory),
             Method("meta/agent_memory/get", agent_get, get_params, available=has_agent_memory),
             Method("meta/agent_memory/history", agent_history, get_params, available=has_agent_memory),

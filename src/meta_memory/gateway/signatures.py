@@ -24,6 +24,7 @@ from ..memory.params import (
     LIST_LIMIT_DEFAULT,
     LIST_LIMIT_MAX,
     MAX_ENTRIES_LIMIT,
+    PURGE_IDS_MAX,
     QUERY_TEXT_MAX_BYTES,
 )
 from ..memory.records import RecordKind, ScopeKind, Status
@@ -398,6 +399,82 @@ FORGET = Params(
 FORGET_RESULT = obj(
     {"memory_id": any_text(), "deleted": boolean("False when no such active record existed.")},
     required=("memory_id", "deleted"),
+)
+PURGE = Params(
+    (
+        IDENTITY,
+        Param(
+            "memory_id",
+            text(
+                "Purge this record and its whole lineage (its versions, released successors, "
+                "quarantined originals, promoted copies). Exclusive with `memory_ids` and `all`."
+            ),
+        ),
+        Param(
+            "memory_ids",
+            array(
+                text(),
+                "Purge these records and their lineages, in one purge (a LangGraph namespace). "
+                "Exclusive with `memory_id` and `all`.",
+                max_items=PURGE_IDS_MAX,
+            ),
+        ),
+        Param(
+            "all",
+            boolean(
+                "true: purge everything of the identity in the realm (its scope, what its agent wrote "
+                "elsewhere, and what was made from either). Exclusive with `memory_id` and `memory_ids`."
+            ),
+        ),
+        REALM,
+    ),
+    example={"identity": "lead:main", "memory_id": "<id>"},
+)
+PURGED_RECORD = obj(
+    {
+        "memory_id": any_text(),
+        "content_hash": any_text("The purged content's sha256, as the record held it."),
+        "status": any_text("Its status when it was purged."),
+        "scope": obj({"kind": any_text(), "key": any_text()}, required=("kind", "key")),
+    },
+    required=("memory_id", "content_hash", "status", "scope"),
+)
+PURGE_RESULT = obj(
+    {
+        "receipt_id": nullable(
+            any_text(
+                "The receipt, kept as the realm's `purge` audit row; null when the realm does not exist."
+            )
+        ),
+        "realm": any_text(),
+        "identity": any_text(),
+        "memory_ids": nullable(
+            array(any_text(), "The records asked for; null for a purge of the whole identity.")
+        ),
+        "purged_at_ms": integer(minimum=0),
+        "by": obj(
+            description="Who purged: `kind` (application, console, cli) and the authenticated `principal`."
+        ),
+        "records": array(PURGED_RECORD, "Every record erased: ids and content hashes, never content."),
+        "removed": obj(
+            {
+                name: integer(minimum=0)
+                for name in (
+                    "audit_rows",
+                    "injections",
+                    "proposals",
+                    "promotions",
+                    "harvests",
+                    "sessions",
+                    "verdicts",
+                    "vectors",
+                    "events",
+                )
+            },
+            description="How many rows of each other kind the purge deleted.",
+        ),
+    },
+    required=("receipt_id", "realm", "identity", "memory_ids", "purged_at_ms", "by", "records", "removed"),
 )
 UPDATE_RESULT = obj(
     {"memory_id": any_text("The new record's id."), "supersedes": any_text("The id it replaced.")},
@@ -1178,6 +1255,12 @@ SIGNATURES: Mapping[str, Signature] = {
         UPDATE, UPDATE_RESULT, "Replace a memory: the new record supersedes the old."
     ),
     "meta/agent_memory/forget": Signature(FORGET, FORGET_RESULT, "Forget a memory (it is tombstoned)."),
+    "meta/agent_memory/purge": Signature(
+        PURGE,
+        PURGE_RESULT,
+        "Erase a memory and its lineage, or everything of an identity, for real: no file or table "
+        "keeps the text; a receipt of ids and content hashes remains.",
+    ),
     "meta/agent_memory/propose": Signature(
         PROPOSE, PROPOSE_RESULT, "Queue a proposal for a mob or operator scope, for an operator to decide."
     ),

@@ -31,6 +31,9 @@
 - **Every operation names its identity**: a search or a namespace listing whose prefix does not
   start with a concrete label raises ``InvalidNamespaceError`` (the application surface reads one
   identity's memory at a time).
+- **Erasure.** ``delete`` forgets (a tombstone: the text stays until purged);
+  ``purge_namespace(namespace)`` erases every item under a prefix for real, each record with its
+  whole lineage, through ``meta/agent_memory/purge``.
 - Not supported: TTLs (``supports_ttl`` is false; a ``ttl`` raises ``NotImplementedError``). A
   put's ``index`` is ignored: recall indexes every record.
 
@@ -441,6 +444,75 @@ class MetaStore(BaseStore):
                 "that loop; use the async methods (aput, aget, asearch, ...)"
             )
         return asyncio.run_coroutine_threadsafe(self.abatch(ops), loop).result()
+
+    # -- erasure (beyond BaseStore) ---------------------------------------------------------------
+
+    def purge_namespace(self, namespace: tuple[str, ...]) -> list[str]:
+        """Erase every item under ``namespace`` (a prefix, identity first) for real: each item's
+        record with its whole lineage (its earlier values, a deleted item's forgotten record), so
+        no file or table of the runtime keeps them afterwards (``meta/agent_memory/purge``). A
+        ``delete`` only forgets. Needs ``agent.memory.admin`` on the console; an application key
+        purges only within its realms.
+
+        Args:
+            namespace: the prefix; ``(identity,)`` is every item of that identity (records the
+                identity holds outside this store are kept).
+
+        Returns:
+            The ids of the records erased.
+
+        Raises:
+            InvalidNamespaceError: the namespace cannot be mapped.
+            MetaError: the runtime refused a call (``AccessDenied``, ``StorageRefused``).
+        """
+        api = self.api
+        if isinstance(api, AsyncMetaApi):
+            loop = self._loop
+            if loop is None or not loop.is_running() or _running_loop() is loop:
+                raise RuntimeError("MetaStore over an async client: use apurge_namespace")
+            return asyncio.run_coroutine_threadsafe(self.apurge_namespace(namespace), loop).result()
+        return _run(api, self._purge_namespace(namespace))
+
+    async def apurge_namespace(self, namespace: tuple[str, ...]) -> list[str]:
+        """:meth:`purge_namespace` as a coroutine.
+
+        Args:
+            namespace: the prefix, identity first.
+
+        Returns:
+            The ids of the records erased.
+
+        Raises:
+            InvalidNamespaceError, MetaError: as :meth:`purge_namespace` raises them.
+        """
+        api = self.api
+        if isinstance(api, MetaApi):
+            return await asyncio.to_thread(self.purge_namespace, namespace)
+        self._loop = asyncio.get_running_loop()
+        return await _arun(api, self._purge_namespace(namespace))
+
+    def _purge_namespace(self, namespace: tuple[str, ...]) -> Plan[list[str]]:
+        identity = _identity(namespace, "purge_namespace")
+        erased: list[str] = []
+        while True:  # every version of every item: the active, superseded and forgotten records
+            page: AgentMemoryPage = yield from _ask(
+                "list_agent_memory",
+                identity,
+                realm=self.realm,
+                status="any",
+                tags_all=[prefix_tag(namespace)],
+                limit=LIST_PAGE_MAX,
+            )
+            if not page.records:
+                return erased
+            # A page at a time, in one purge each: its records' lineages go with them.
+            receipt = yield from _ask(
+                "purge_agent_memory",
+                identity,
+                memory_ids=[r.memory_id for r in page.records],
+                realm=self.realm,
+            )
+            erased.extend(r.memory_id for r in receipt.records)
 
     # -- the operations as plans ----------------------------------------------------------------
 

@@ -24,10 +24,12 @@ __all__ = [
     "LIST_LIMIT_DEFAULT",
     "LIST_LIMIT_MAX",
     "MAX_ENTRIES_LIMIT",
+    "PURGE_IDS_MAX",
     "QUERY_TEXT_MAX_BYTES",
     "ForgetParams",
     "GetParams",
     "ListParams",
+    "PurgeParams",
     "RecallParams",
     "RememberParams",
     "UpdateParams",
@@ -39,6 +41,7 @@ __all__ = [
     "parse_identity",
     "parse_list",
     "parse_optional_name",
+    "parse_purge",
     "parse_realm",
     "parse_recall",
     "parse_remember",
@@ -49,6 +52,7 @@ __all__ = [
 IDENTITY_MAX_BYTES = 512
 QUERY_TEXT_MAX_BYTES = 16_384
 MAX_ENTRIES_LIMIT = 64
+PURGE_IDS_MAX = 1000
 LIST_LIMIT_DEFAULT = 50
 LIST_LIMIT_MAX = 200
 ANY_STATUS = "any"
@@ -104,6 +108,16 @@ class ForgetParams:
     realm: str
     memory_id: str
     scope: Scope
+
+
+@dataclass(frozen=True)
+class PurgeParams:
+    """``meta/agent_memory/purge``: ``memory_ids`` set, those records' lineages; ``None`` (the
+    params say ``all: true``), everything of ``identity`` in the realm."""
+
+    identity: str
+    realm: str
+    memory_ids: tuple[str, ...] | None
 
 
 @dataclass(frozen=True)
@@ -310,6 +324,35 @@ def parse_forget(params: Any, *, default_realm: str) -> ForgetParams:
     realm = _realm(p, default_realm)
     identity, scope = _write_scope(p, realm)
     return ForgetParams(identity, realm, _memory_id(p), scope)
+
+
+def parse_purge(params: Any, *, default_realm: str) -> PurgeParams:
+    """``{identity, realm?}`` with exactly one of ``memory_id``, ``memory_ids`` (at most
+    :data:`PURGE_IDS_MAX`) and ``all: true``: a purge of a whole identity is asked for by name,
+    never by leaving the ids out."""
+    p = _obj(params)
+    identity, realm = _identity(p), _realm(p, default_realm)
+    everything = p.get("all", False)
+    if not isinstance(everything, bool):
+        raise InvalidParams("all must be a boolean when provided")
+    given = [name for name in ("memory_id", "memory_ids") if p.get(name) is not None]
+    if everything:
+        given.append("all")
+    if len(given) != 1:
+        raise InvalidParams(
+            "memory_id, memory_ids and all are exclusive, and one is required: name records, or all: true "
+            f"for everything of the identity (got {', '.join(given) or 'none'})"
+        )
+    if everything:
+        return PurgeParams(identity, realm, None)
+    if "memory_id" in given:
+        return PurgeParams(identity, realm, (_memory_id(p),))
+    ids = p["memory_ids"]
+    if not isinstance(ids, list) or not 1 <= len(ids) <= PURGE_IDS_MAX:
+        raise InvalidParams(f"memory_ids must be an array of 1 to {PURGE_IDS_MAX} record ids")
+    if not all(isinstance(i, str) and i.strip() for i in ids):
+        raise InvalidParams("memory_ids must contain only non-empty strings")
+    return PurgeParams(identity, realm, tuple(dict.fromkeys(i.strip() for i in ids)))
 
 
 def parse_recall(

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from ..clock import Clock
 from ..config import AgentMemoryConfig
-from ..errors import InvalidParams, MetaError, WriteRefused
+from ..errors import InvalidParams, MetaError, UnknownRecord, WriteRefused
 from ..events import SYSTEM_IDENTITY, EventSink
 from ..names import realm_problem
 from ..storage.layout import StateLayout
@@ -42,10 +42,12 @@ from .params import (
     ForgetParams,
     GetParams,
     ListParams,
+    PurgeParams,
     RecallParams,
     RememberParams,
     UpdateParams,
 )
+from .purge import PurgeReceipt, PurgeTarget
 from .recall.provider import LexicalRecallProvider, RecallProvider, RecallQuery, Scored, recall_scored
 from .records import (
     APPLICATION,
@@ -70,6 +72,7 @@ from .validator import CreateOp, WriteBatch, validate_fields, validate_provenanc
 T = TypeVar("T")
 
 __all__ = [
+    "PURGED_EVENT",
     "RECORD_FORGOTTEN_EVENT",
     "RECORD_REMEMBERED_EVENT",
     "RECORD_UPDATED_EVENT",
@@ -83,6 +86,7 @@ log = logging.getLogger("meta_memory.agent_memory")
 RECORD_REMEMBERED_EVENT = "memory.record.remembered"
 RECORD_UPDATED_EVENT = "memory.record.updated"
 RECORD_FORGOTTEN_EVENT = "memory.record.forgotten"
+PURGED_EVENT = "memory.purged"
 
 # The least time a turn gives the store to record what it injected before leaving it to finish.
 _MIN_RECORDING_S = 0.05
@@ -259,6 +263,28 @@ class AgentMemory:
         if deleted:
             self._announce(RECORD_FORGOTTEN_EVENT, p.scope, p.memory_id)
         return p.memory_id, deleted
+
+    def purge(self, p: PurgeParams, *, by: dict[str, Any]) -> PurgeReceipt:
+        """Erase a record's lineage, or everything of an identity, in the realm (memory/purge.py).
+        ``by``: who asked (kept in the receipt). The timeline gets the receipt's id and count,
+        never an id of what was purged.
+
+        Raises:
+            UnknownRecord: one of ``p.memory_ids`` is not a record of the identity's scope.
+            PurgeIncomplete: the rows are gone but a copy the backend keeps is not yet.
+        """
+        store = self.existing_store(p.realm)
+        if store is None:  # a purge never creates a realm: nothing of anyone's is there
+            if p.memory_ids is not None:
+                raise UnknownRecord(p.memory_ids[0])
+            return PurgeReceipt(None, p.realm, p.identity, None, self.clock.now_ms(), dict(by), ())
+        receipt = store.purge(PurgeTarget(p.identity, p.memory_ids), by)
+        self.events.emit(
+            PURGED_EVENT,
+            {"realm": p.realm, "receipt_id": receipt.receipt_id, "records": len(receipt.records)},
+            identity=SYSTEM_IDENTITY,
+        )
+        return receipt
 
     def scopes_of(
         self,

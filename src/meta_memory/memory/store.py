@@ -23,6 +23,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from .purge import PurgeReceipt, PurgeTarget
 from .recall.index import TermIndex
 from .records import Author, Record, Scope, ScopeKind, Status
 from .rows import (
@@ -376,6 +377,18 @@ class RealmStore(PanelReads, StewardReads, SessionReads, Protocol):
     def forget(self, scope: Scope, memory_id: str, author: Author) -> bool:
         """Tombstone ``memory_id`` if it is live in ``scope``; ``False`` if missing, already
         tombstoned or in another scope (nothing written then)."""
+        ...
+
+    def purge(self, target: PurgeTarget, by: dict[str, Any]) -> PurgeReceipt:
+        """Erase ``target`` and its lineage for real (memory/purge.py): the records, every row
+        that holds their text or names them, and their derived data, in one write transaction;
+        then whatever the backend keeps of deleted rows. Returns the receipt, also kept as the
+        realm's ``purge`` audit row.
+
+        Raises:
+            UnknownRecord: ``target.memory_id`` is not a record of the identity's scope.
+            PurgeIncomplete: the rows are gone but not yet every copy the backend keeps.
+        """
         ...
 
     def create_proposal(

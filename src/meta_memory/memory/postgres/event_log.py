@@ -88,6 +88,13 @@ class PostgresEventLog:
         with self._pool.connection() as conn:
             conn.execute("DELETE FROM events WHERE seq <= (SELECT max(seq) FROM events) - %s", (keep,))
 
+    def forget_identity(self, identity: str, realm: str) -> int:
+        with self._pool.connection() as conn:
+            return conn.execute(
+                "DELETE FROM events WHERE identity = %s AND coalesce(data::jsonb ->> 'realm', %s) = %s",
+                (identity, realm, realm),
+            ).rowcount
+
     def watch(self, deliver: Callable[[dict[str, Any]], None]) -> None:
         """Hand every event another gateway appends to ``deliver``, from now on."""
         self._deliver = deliver

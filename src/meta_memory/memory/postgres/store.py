@@ -33,6 +33,7 @@ from psycopg.pq import TransactionStatus
 from ...clock import Clock
 from ...errors import CapabilityUnavailable, WriteRefused
 from ..codec import dumps, record_from_row, record_values, wire_json
+from ..purge import PurgeReceipt, PurgeTarget
 from ..recall.analyzer import analyze_record
 from ..recall.index import TermIndex
 from ..records import Author, Record, Scope, ScopeKind, Status
@@ -74,12 +75,13 @@ from ..validator import (
     validate_restore,
 )
 from . import panel as panel_sql
+from . import purge as pg_purge
 from . import steward_rows
 from .columns import RECORD_COLUMNS
 from .connect import lock_key, retrying_read, unavailable
 from .listing import full_records_query, tags_all_sql
 from .term_index import PostgresTermIndex
-from .vectors import RealmVectors, read_mark
+from .vectors import RealmVectors, embedding_lock_key, read_mark
 
 if TYPE_CHECKING:
     import numpy as np
@@ -118,6 +120,7 @@ class PostgresRealmStore:
         self._vectors = vectors
         self.realm = realm
         self._clock = clock
+        self._schema = schema
         self._lock_key = realm_lock_key(schema, realm)
         self._session_lock_key = lock_key(schema, "sessions", realm)
         self._session_dialect = Dialect("%s", realm)
@@ -353,6 +356,27 @@ class PostgresRealmStore:
                 return False
             txn.apply(WriteBatch(self.realm, author, (TombstoneOp(memory_id, scope),)))
             return True
+
+    def purge(self, target: PurgeTarget, by: dict[str, Any]) -> PurgeReceipt:
+        with self.transaction() as txn:
+            conn = txn.conn
+            models = {
+                m
+                for (m,) in conn.execute("SELECT model_id FROM vector_marks WHERE realm = %s", (self.realm,))
+            }
+            if self._vectors is not None:
+                models.add(self._vectors.model_id)
+            receipt = pg_purge.take(
+                conn,
+                self.realm,
+                target,
+                by,
+                self._clock.now_ms(),
+                [embedding_lock_key(self._schema, self.realm, m) for m in models],
+            )
+        if self._vectors is not None:
+            self._vectors.forget_cached()
+        return receipt
 
     def create_proposal(
         self,

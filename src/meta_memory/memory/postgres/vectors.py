@@ -123,6 +123,12 @@ class RealmVectors:
             self.nudge(at_most_every=NUDGE_GAP_S)
         return nearest(self._scope(conn, scope_id, mark), query, limit, allowed)
 
+    def forget_cached(self) -> None:
+        """Drop every scope's cached matrix (a purge removed vectors; the generation it moved
+        would also make the next read reload them)."""
+        with self._lock:
+            self._cache.clear()
+
     def nudge(self, *, at_most_every: float = 0.0) -> None:
         if self._worker is None:
             return
@@ -261,11 +267,15 @@ class EmbeddingWorker:
         with conn.transaction():
             if active:
                 with conn.cursor() as cur:
+                    # Only for records still there: a purge deletes records and their vectors
+                    # under this realm's embedding lock, which this chunk holds.
                     cur.executemany(
                         "INSERT INTO record_vectors (model_id, doc, realm, scope_id, v) "
-                        "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (model_id, doc) DO NOTHING",
+                        "SELECT %s::text, %s::bigint, %s::text, %s::bigint, %s::bytea "
+                        "WHERE EXISTS (SELECT 1 FROM records WHERE doc = %s::bigint) "
+                        "ON CONFLICT (model_id, doc) DO NOTHING",
                         [
-                            (model_id, r[0], realm, r[1], vector_bytes(vectors[i]))
+                            (model_id, r[0], realm, r[1], vector_bytes(vectors[i]), r[0])
                             for i, r in enumerate(active)
                         ],
                     )

@@ -66,6 +66,18 @@ class SqliteEventLog:
         with self._lock:
             self._db.execute("DELETE FROM events WHERE seq <= ?", (self._seq - keep,))
 
+    def forget_identity(self, identity: str, realm: str) -> int:
+        from .purge import scrub
+
+        with self._lock:
+            deleted = self._db.execute(
+                "DELETE FROM events WHERE identity = ? AND coalesce(json_extract(data, '$.realm'), ?) = ?",
+                (identity, realm, realm),
+            ).rowcount
+            if deleted:
+                scrub(self._db, "event_log.sqlite3")
+            return deleted
+
     def watch(self, deliver: Callable[[dict[str, Any]], None]) -> None:
         """Events appended by other processes: none (one runtime holds the state dir)."""
 

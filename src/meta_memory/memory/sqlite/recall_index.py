@@ -60,6 +60,10 @@ QUEUE_UPTO = "queue_upto"
 # Set once ``scope_docs`` lists every record the index holds: index files made before it existed
 # get it filled from the realm file when they are opened (RecallIndexFile.verify).
 SCOPE_DOCS = "scope_docs"
+TERMS_EPOCH = "terms_epoch"
+# A purge checks whether its terms are still used by probing postings once per (scope, term) up
+# to this many times; past it, one pass over postings is cheaper.
+_PROBES_MAX = 2_000_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {p}meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -263,6 +267,9 @@ class RecallIndexFile:
             raise
         self._term_ids: dict[str, int] = {}
         self._new_terms: list[str] = []
+        # ``terms`` only grows, except that a purge deletes the terms only purged records used
+        # and moves ``terms_epoch``: a connection that sees it move drops its term ids.
+        self._terms_epoch = self._read_terms_epoch()
         # Read-side memos, valid while no other connection has written the file since they were
         # filled (PRAGMA data_version) and dropped on this connection's own writes:
         # scope_id -> term_id -> df in ``postings``; (scope_id, term) -> its fresh postings;
@@ -376,6 +383,7 @@ class RecallIndexFile:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
+            self._check_terms_epoch()
             yield db
             db.execute("COMMIT")
         except BaseException:
@@ -446,6 +454,70 @@ class RecallIndexFile:
                 [(INDEXED_UPTO, str(max(indexed, upto))), (QUEUE_UPTO, str(max(queued, max_seq)))],
             )
         return done
+
+    def _read_terms_epoch(self) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (TERMS_EPOCH,)).fetchone()
+        return row[0] if row else None
+
+    def _check_terms_epoch(self) -> None:
+        epoch = self._read_terms_epoch()
+        if epoch != self._terms_epoch:
+            self._terms_epoch = epoch
+            self._term_ids.clear()
+
+    def purge_docs(self, texts: Sequence[tuple[int, int, str, str, str]]) -> None:
+        """Take purged records out of the index, whichever tier holds them, with the terms no
+        other record uses (``texts``: (doc, scope_id, title, body, tags JSON) of each, read before
+        the realm file deleted them; the caller rewrites the file afterwards)."""
+        terms: set[str] = set()
+        with self._writing() as db:
+            for doc, scope_id, title, body, tags in texts:
+                analysis = analyze_record(title, body, json.loads(tags))
+                terms.update(analysis.fields)
+                held = db.execute(
+                    "DELETE FROM scope_docs WHERE scope_id = ? AND doc = ?", (scope_id, doc)
+                ).rowcount
+                if held and not db.execute("DELETE FROM fresh_terms WHERE doc = ?", (doc,)).rowcount:
+                    self._delete(doc, scope_id, analysis)
+            ids = list(self.lookup_term_ids(terms).values())
+            unused = self._unused_terms(ids)
+            if unused:
+                marks = json.dumps(unused)
+                db.execute("DELETE FROM terms WHERE term_id IN (SELECT value FROM json_each(?))", (marks,))
+                epoch = str(int(self._terms_epoch or 0) + 1)
+                db.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, ?) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (TERMS_EPOCH, epoch),
+                )
+                self._terms_epoch = epoch
+                self._term_ids.clear()
+
+    def _unused_terms(self, term_ids: Sequence[int]) -> list[int]:
+        """Which of ``term_ids`` no posting uses. ``postings`` is keyed (scope, term, doc): probed
+        once per scope and term while that is cheap, else read through once."""
+        if not term_ids:
+            return []
+        (scopes,) = self._db.execute("SELECT count(*) FROM scope_stats").fetchone()
+        ids = json.dumps(list(term_ids))
+        if len(term_ids) * max(1, int(scopes)) <= _PROBES_MAX:
+            used = {
+                t
+                for (t,) in self._db.execute(
+                    "SELECT t.value FROM json_each(?) t WHERE EXISTS (SELECT 1 FROM scope_stats s "
+                    "JOIN postings p ON p.scope_id = s.scope_id AND p.term_id = t.value)",
+                    (ids,),
+                )
+            }
+        else:
+            used = {
+                t
+                for (t,) in self._db.execute(
+                    "SELECT DISTINCT term_id FROM postings WHERE term_id IN (SELECT value FROM json_each(?))",
+                    (ids,),
+                )
+            }
+        return [t for t in term_ids if t not in used]
 
     def merge(self, limit: int) -> int:
         """Move up to ``limit`` of the oldest fresh records into ``postings``, in one
@@ -544,6 +616,7 @@ class RecallIndexFile:
             if version != self._data_version:
                 self._data_version = version
                 self._forget_reads()
+                self._check_terms_epoch()
             yield db
         finally:
             self._reading = False
@@ -692,6 +765,12 @@ class RecallIndexFile:
     def truncate_wal(self) -> bool:
         """Cut the file's WAL to nothing if nobody is in the way (the indexing process, idle); whether it did."""
         return truncate_wal(self._db, 5000)
+
+    def scrub(self) -> bool:
+        """Rewrite the file from its live rows and cut its WAL (after :meth:`purge_docs`)."""
+        from .purge import scrub
+
+        return scrub(self._db, self.path.name)
 
     def close(self) -> None:
         self._db.close()

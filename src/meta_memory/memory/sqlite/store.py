@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...clock import Clock
-from ...errors import InternalError, StoreCorrupt, WriteRefused
+from ...errors import InternalError, PurgeIncomplete, StoreCorrupt, WriteRefused
 from ...storage.layout import StateLayout
 from ..codec import dumps, record_from_row, record_values, wire_json
+from ..purge import PurgeReceipt, PurgeTarget
 from ..recall.neighbours import nearest
 from ..records import (
     Author,
@@ -65,6 +66,7 @@ from ..usage import FLUSH_THRESHOLD as USAGE_FLUSH_THRESHOLD
 from ..usage import PendingUsage
 from ..validator import CreateOp, TombstoneOp, WriteBatch, validate_batch, validate_restore
 from . import panel as panel_sql
+from . import purge as sqlite_purge
 from . import steward_rows
 from .budget import OpenRealmBudget
 from .checkpoint import Checkpointer, configure_writer
@@ -639,6 +641,33 @@ class SqliteRealmStore:
                 db, WriteBatch(self.realm, author, (TombstoneOp(memory_id, scope),)), self._clock.now_ms()
             )
             return True
+
+    def purge(self, target: PurgeTarget, by: dict[str, Any]) -> PurgeReceipt:
+        """Erase ``target`` and its lineage (memory/purge.py), then rewrite the realm file and its
+        derived files so no page or WAL keeps their text. Writes to the realm wait meanwhile.
+
+        Raises:
+            UnknownRecord: ``target.memory_id`` is not a record of the identity's scope.
+            PurgeIncomplete: the rows are gone but a file could not be rewritten (a reader held its WAL
+                too long); purging the same target again finishes it.
+        """
+        with self._lock:
+            with self._write() as db:
+                taken = sqlite_purge.take(db, self.realm, target, by, self._clock.now_ms())
+            docs = sqlite_purge.docs_of(taken.texts)
+            self._keeper.index.purge_docs(taken.texts)
+            counts = taken.receipt.counts
+            vector_path = StateLayout.vector_path(self.path)
+            if self._vectors is not None:
+                counts.vectors = self._vectors.purge_docs(docs)
+                scrubbed = self._vectors.scrub()
+            else:  # lexical recall: a vector file hybrid recall left still holds their vectors
+                counts.vectors, scrubbed = sqlite_purge.purge_vector_file(vector_path, docs)
+            scrubbed &= self._keeper.index.scrub()
+            scrubbed &= sqlite_purge.scrub(self._db, self._shown)
+        if not scrubbed:
+            raise PurgeIncomplete(str(taken.receipt.receipt_id))
+        return taken.receipt
 
     # -- reads ----------------------------------------------------------------------------------
 

@@ -71,6 +71,19 @@ CREATE TABLE vectors (
 """
 
 
+def _still_there(realm: sqlite3.Connection, docs: list[int]) -> set[int]:
+    if not docs:
+        return set()
+    import json
+
+    return {
+        doc
+        for (doc,) in realm.execute(
+            "SELECT doc FROM records WHERE doc IN (SELECT value FROM json_each(?))", (json.dumps(docs),)
+        )
+    }
+
+
 class VectorFile:
     """The vectors of one realm file, for one model. Thread-safe (one lock)."""
 
@@ -200,9 +213,12 @@ class VectorFile:
                 else np.zeros((0, self.dim), dtype=np.float32)
             )
             with self._writing() as db:
+                # A purge may have deleted some of them since they were read: it commits the realm
+                # file before it takes this file's write lock, so what the realm holds now is final.
+                kept = _still_there(realm, [r[0] for r in active])
                 db.executemany(
                     "INSERT OR REPLACE INTO vectors (doc, scope_id, v) VALUES (?, ?, ?)",
-                    [(r[0], r[1], vector_bytes(vectors[i])) for i, r in enumerate(active)],
+                    [(r[0], r[1], vector_bytes(vectors[i])) for i, r in enumerate(active) if r[0] in kept],
                 )
                 db.execute("UPDATE meta SET value = ? WHERE key = 'embedded_upto'", (str(rows[-1][0]),))
             return len(rows)
@@ -230,6 +246,26 @@ class VectorFile:
     ) -> list[tuple[int, float]]:
         """The ``limit`` docs of the scope nearest ``query`` by cosine (best first), among ``allowed``."""
         return nearest(self.scope(scope_id), query, limit, allowed)
+
+    def purge_docs(self, docs: Collection[tuple[int, int]]) -> int:
+        """Delete the vectors of purged records ((doc, scope_id) each) and drop their scopes'
+        matrices; how many it deleted. The caller rewrites the file afterwards."""
+        with self._lock:
+            with self._writing() as db:
+                deleted = sum(
+                    db.execute("DELETE FROM vectors WHERE scope_id = ? AND doc = ?", (scope_id, doc)).rowcount
+                    for doc, scope_id in docs
+                )
+            for _doc, scope_id in docs:
+                self._cache.pop(scope_id, None)
+            return deleted
+
+    def scrub(self) -> bool:
+        """Rewrite the file from its live rows and cut its WAL (after :meth:`purge_docs`)."""
+        from .purge import scrub
+
+        with self._lock:
+            return scrub(self._db, self.path.name)
 
     def truncate_wal(self) -> bool:
         """Cut the file's WAL to nothing if nobody is in the way (the indexing process, idle); whether it did."""
