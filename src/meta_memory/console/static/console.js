@@ -140,6 +140,23 @@ async function rpc(method, params = {}) {
   return reply.result;
 }
 
+// The methods meta/capabilities offers this console, read once per sign-in: a read-only console
+// leaves out its mutating methods, and access rules what the token could never take.
+let offered = null;
+
+/** Whether the gateway offers `method` to this console (false when that cannot be read). */
+async function offers(method) {
+  if (!offered) {
+    try {
+      offered = new Set((await rpc("meta/capabilities")).methods || []);
+    } catch (exc) {
+      if (exc instanceof AuthError) throw exc;
+      return false;
+    }
+  }
+  return offered.has(method);
+}
+
 /** The error box every view shows when a call fails. */
 function errorBox(exc, what) {
   const box = el("div", { class: "error", role: "alert" });
@@ -169,6 +186,7 @@ function showSignin(message) {
 
 function signOut(message) {
   sessionStorage.removeItem(TOKEN_KEY);
+  offered = null;
   showSignin(message);
 }
 
@@ -179,8 +197,9 @@ async function signIn(event) {
   const button = event.submitter || $("signin-form").querySelector("button");
   button.disabled = true;
   sessionStorage.setItem(TOKEN_KEY, token);
+  offered = null;
   try {
-    await rpc("meta/capabilities");
+    offered = new Set((await rpc("meta/capabilities")).methods || []);
     input.value = "";
     $("signin").hidden = true;
     $("app").hidden = false;
@@ -291,7 +310,9 @@ async function viewRecords(mount, query, live) {
   if (status === "any") delete filters.status;
   else filters.status = status;
   const cursor = query.get("cursor");
-  mount.append(pageHead("Records", "Memory records, newest updated first, each with the start of its body. Open one to read it whole."));
+  const head = pageHead("Records", "Memory records, newest updated first, each with the start of its body. Open one to read it whole.");
+  mount.append(head);
+  takeFlash(mount);
 
   const form = el(
     "form",
@@ -319,7 +340,8 @@ async function viewRecords(mount, query, live) {
     for (const [key, value] of new FormData(form)) if (String(value).trim()) next.set(key, String(value).trim());
     location.hash = `#/records?${next}`;
   });
-  mount.append(form);
+  const purgeMessage = el("div");
+  mount.append(form, purgeMessage);
 
   const limit = Number.parseInt(query.get("limit") || "", 10);
   if (limit > 0) filters.limit = String(limit);
@@ -328,6 +350,9 @@ async function viewRecords(mount, query, live) {
   const result = await load(mount, "meta/memory/panel/records", params, live);
   if (!result || !live()) return;
   const rows = result.records || [];
+  const purgeable = Boolean(filters.identity) && (await offers(PURGE));
+  if (!live()) return;
+  if (purgeable) head.append(identityPurgeButton(filters.identity, filters.realm, rows, purgeMessage, () => live() && route()));
   mount.append(
     table(
       [
@@ -385,6 +410,9 @@ async function viewRecord(mount, query, live) {
   const record = result.record;
   const status = statusOf(record);
   const scope = scopeOf(record);
+  // Only an identity's own records are purged by id (a shared scope's go with their identity).
+  const purgeable = scope.kind === "identity" && scope.key && (await offers(PURGE));
+  if (!live()) return;
   mount.append(pageHead(record.title || record.id, `${scopeLabel(scope.kind, scope.key)} · realm ${result.realm}`, badge(status.status)));
 
   const facts = el("dl", { class: "facts" });
@@ -454,6 +482,109 @@ async function viewRecord(mount, query, live) {
       "Never injected into a prompt",
     ),
   );
+
+  if (purgeable) {
+    const target = { realm: result.realm, identity: scope.key, memory_id: record.id, title: record.title };
+    mount.append(
+      el("h2", { text: "Purge" }),
+      recordPurgeBox(target, () => {
+        location.hash = `#/records?${new URLSearchParams({ realm: target.realm, identity: target.identity })}`;
+      }),
+    );
+  }
+}
+
+// -- purge ---------------------------------------------------------------------------------------------
+
+const PURGE = "meta/agent_memory/purge";
+
+function plural(n, one, many = `${one}s`) {
+  return `${fmtCount(n)} ${n === 1 ? one : many}`;
+}
+
+/** The notice a purge leaves: how many records it erased, and its receipt's id. */
+function receiptText(receipt) {
+  if (!receipt.receipt_id) return `Nothing to purge: realm ${receipt.realm} does not exist (no receipt).`;
+  const what = receipt.memory_ids ? "lineage" : "whole identity";
+  const records = plural((receipt.records || []).length, "record");
+  return `Purged ${records} of ${receipt.identity} (${what}) in realm ${receipt.realm}. Receipt ${receipt.receipt_id}: ids and content hashes only.`;
+}
+
+/** The confirm dialog for a purge of `target` ({realm, identity, memory_id?, title?}; without a
+ *  memory_id, everything of the identity): the identity's has its name typed first. */
+function confirmPurge(target) {
+  const where = target.realm ? `realm ${target.realm}` : "the gateway's default realm";
+  const common = { ok: "Erase for good", okClass: "danger", rationale: false };
+  if (!target.memory_id) {
+    return askConfirm({
+      ...common,
+      title: `Purge identity ${target.identity}?`,
+      text:
+        `Everything of ${target.identity} in ${where} is erased for good: every record in its scope, whatever its status, ` +
+        "what its agent wrote in shared scopes, what was made from either, and the sessions, injections, proposals and events " +
+        "that name them. Only a receipt with ids and content hashes remains: nothing can be restored.",
+      typed: target.identity,
+    });
+  }
+  return askConfirm({
+    ...common,
+    title: "Purge this record?",
+    text:
+      `“${target.title || target.memory_id}” (${target.memory_id}) of ${target.identity} in ${where} is erased for good, with its ` +
+      "whole lineage: its other versions, released successors, quarantined originals and promoted copies. Only a receipt " +
+      "with ids and content hashes remains: nothing can be restored.",
+  });
+}
+
+/** Confirm, then purge `target`; the receipt is flashed and onPurged called, an error shown in `message`. */
+function purgeOnClick(button, target, message, onPurged) {
+  button.addEventListener("click", async () => {
+    const confirmed = await confirmPurge(target);
+    if (!confirmed) return;
+    button.disabled = true;
+    message.replaceChildren();
+    const params = { identity: target.identity };
+    if (target.realm) params.realm = target.realm;
+    if (target.memory_id) params.memory_id = target.memory_id;
+    else params.all = true;
+    try {
+      const receipt = await rpc(PURGE, params);
+      flash(receiptText(receipt));
+      onPurged(receipt);
+    } catch (exc) {
+      if (exc instanceof AuthError) return signOut(exc.message);
+      message.replaceChildren(errorBox(exc, "Purge"));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return button;
+}
+
+/** "Purge…" for one record of an identity: its whole lineage. */
+function recordPurgeBox(target, onPurged) {
+  const message = el("div");
+  const button = el("button", { type: "button", class: "danger", text: "Purge…" });
+  return el(
+    "div",
+    { class: "card purge-box", "data-purge": target.memory_id },
+    el("p", { text: "Erase this record and its whole lineage for good. Unlike a forget, which tombstones it, a purge leaves no text to restore." }),
+    el("div", { class: "actions" }, purgeOnClick(button, target, message, onPurged)),
+    message,
+  );
+}
+
+/** "Purge identity…" over an identity's records: in the realm filtered on, or the one its rows
+ *  are in (none listed: the gateway's default). Rows in several realms need a realm filter first. */
+function identityPurgeButton(identity, realm, rows, message, onPurged) {
+  const button = el("button", { type: "button", class: "danger", "data-purge-identity": identity, text: "Purge identity…" });
+  const realms = [...new Set(rows.map((r) => r.realm))];
+  if (!realm && realms.length > 1) {
+    button.disabled = true;
+    button.title = "These records are in several realms: filter by one realm to purge the identity there.";
+    return button;
+  }
+  return purgeOnClick(button, { identity, realm: realm || realms[0] }, message, onPurged);
 }
 
 // -- quarantine review ----------------------------------------------------------------------------
@@ -489,24 +620,54 @@ function confirmDecision(verdict, target) {
   });
 }
 
-/** The confirm dialog with the given texts, bound to a content hash. */
-function askConfirm({ title, text, hash, ok: okText, okClass }) {
+// What the open confirm dialog asks to be typed before its button is enabled (null: nothing).
+let confirmTyped = null;
+
+/** The confirm dialog with the given texts, bound to a content hash when one is given. With
+ *  `typed`, its button stays disabled until that text is typed exactly; `rationale: false` hides
+ *  the rationale field (the call takes none). */
+function askConfirm({ title, text, hash, ok: okText, okClass, typed = null, rationale = true }) {
   const dialog = $("confirm");
   $("confirm-title").textContent = title;
   $("confirm-text").textContent = text;
-  $("confirm-hash").textContent = `Bound to content hash ${hash}`;
+  $("confirm-hash").hidden = !hash;
+  $("confirm-hash").textContent = hash ? `Bound to content hash ${hash}` : "";
+  $("confirm-rationale-field").hidden = !rationale;
   $("confirm-rationale").value = "";
+  confirmTyped = typed;
+  $("confirm-typed-field").hidden = typed === null;
+  $("confirm-typed-name").textContent = typed ?? "";
+  $("confirm-typed").value = "";
   const ok = $("confirm-ok");
   ok.textContent = okText;
   ok.className = okClass;
+  ok.disabled = typed !== null;
   return new Promise((resolve) => {
     dialog.addEventListener(
       "close",
-      () => resolve(dialog.returnValue === "ok" ? { rationale: $("confirm-rationale").value.trim() } : null),
+      () => {
+        const confirmed = dialog.returnValue === "ok" && (typed === null || $("confirm-typed").value === typed);
+        confirmTyped = null;
+        resolve(confirmed ? { rationale: rationale ? $("confirm-rationale").value.trim() : "" } : null);
+      },
       { once: true },
     );
     dialog.returnValue = "";
     dialog.showModal();
+  });
+}
+
+/** The confirm dialog's typed confirmation: its button waits for the exact text, and Enter in the
+ *  field confirms once it matches (a form's implicit submission would press Cancel, its first). */
+function watchConfirmTyped() {
+  const input = $("confirm-typed");
+  input.addEventListener("input", () => {
+    $("confirm-ok").disabled = confirmTyped !== null && input.value !== confirmTyped;
+  });
+  input.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter") return;
+    event.preventDefault();
+    if (confirmTyped !== null && input.value === confirmTyped) $("confirm-ok").click();
   });
 }
 
@@ -1060,6 +1221,7 @@ async function viewTimeline(mount, query, live) {
 
 function start() {
   $("signin-form").addEventListener("submit", signIn);
+  watchConfirmTyped();
   $("signout").addEventListener("click", () => signOut());
   window.addEventListener("hashchange", route);
   if (OPEN) $("signout").hidden = true; // nothing to sign out of
