@@ -271,6 +271,7 @@ _BY_KIND: dict[str, type[MetaError]] = {
     "access_denied": AccessDenied,
     "read_only": ReadOnly,
     "store_unavailable": StoreUnavailable,
+    "purge_incomplete": PurgeIncomplete,
 }
 _BY_CODE: dict[int, type[MetaError]] = {
     cls.code: cls

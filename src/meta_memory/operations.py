@@ -371,7 +371,7 @@ def purge_agent_memory(
             rewriting its files (``purge_incomplete``: the same call again finishes it).
     """
     params = _drop_none(
-        identity=identity, memory_id=memory_id, memory_ids=memory_ids, realm=realm, all=True if all else None
+        identity=identity, memory_id=memory_id, memory_ids=memory_ids, realm=realm, all=all or None
     )
     return Call("meta/agent_memory/purge", params, AgentMemoryPurgeReceipt.from_wire)
 

@@ -286,3 +286,15 @@ def test_the_receipt_hashes_are_the_records_content_hashes(bench: Bench) -> None
     body = b"The body whose hash the receipt keeps."
     expected = hashlib.sha256(len(title).to_bytes(8, "little") + title + body).hexdigest()
     assert entry["content_hash"] == expected
+
+
+def test_a_record_written_after_the_newest_records_were_purged_is_recalled(bench: Bench) -> None:
+    """SQLite gives the next record max(doc) + 1: purging the newest records gives their docs
+    again, and the recall index must take in the record that gets one."""
+    old = bench.remember("lead", "Cello lessons", "Cello lessons on Thursdays.")
+    assert bench.sdk("meta/agent_memory/recall", {"identity": "lead", "query_text": "cello"})["records"]
+    _purge(bench, identity="lead", memory_id=old)
+    new = bench.remember("scout", "Espresso grinder", "The espresso grinder is on 12.")
+    found = bench.sdk("meta/agent_memory/recall", {"identity": "scout", "query_text": "espresso grinder"})
+    assert [r["memory_id"] for r in found["records"]] == [new]
+    assert bench.sdk("meta/agent_memory/recall", {"identity": "lead", "query_text": "cello"})["records"] == []

@@ -24,7 +24,7 @@ from ..codec import dumps
 from ..purge import LineageRow, PurgeCounts, PurgeReceipt, PurgeTarget, lineage, own_records
 from .checkpoint import truncate_wal
 
-__all__ = ["Taken", "docs_of", "purge_vector_file", "scrub", "take"]
+__all__ = ["Taken", "docs_of", "lower_mark", "purge_vector_file", "scrub", "take"]
 
 _log = logging.getLogger("meta_memory.purge")
 
@@ -40,6 +40,9 @@ class Taken:
 
     receipt: PurgeReceipt
     texts: list[tuple[int, int, str, str, str]]  # (doc, scope_id, title, body, tags JSON)
+    # The newest doc left: SQLite gives the next record max(doc) + 1, so when the newest records
+    # went, their docs come again, and the derived files' marks must come back down to it.
+    newest_doc: int
 
 
 def _rows(db: sqlite3.Connection, sql: str, *args: object) -> list[LineageRow]:
@@ -133,7 +136,8 @@ def take(db: sqlite3.Connection, realm: str, target: PurgeTarget, by: dict[str, 
     )
     assert cur.lastrowid is not None
     receipt = receipt.numbered(cur.lastrowid)
-    return Taken(receipt, texts)
+    (newest,) = db.execute("SELECT coalesce(max(doc), 0) FROM records").fetchone()
+    return Taken(receipt, texts, int(newest))
 
 
 def scrub(db: sqlite3.Connection, name: str, *, deadline_s: float = 30.0) -> bool:
@@ -152,7 +156,7 @@ def scrub(db: sqlite3.Connection, name: str, *, deadline_s: float = 30.0) -> boo
         time.sleep(0.05)
 
 
-def purge_vector_file(path: Path, docs: Collection[tuple[int, int]]) -> tuple[int, bool]:
+def purge_vector_file(path: Path, docs: Collection[tuple[int, int]], newest_doc: int) -> tuple[int, bool]:
     """Delete purged records' vectors from a vector file no store has open (the realm ranks
     lexically now); (how many, whether the file was rewritten). No file: nothing to do."""
     if not path.is_file():
@@ -166,6 +170,7 @@ def purge_vector_file(path: Path, docs: Collection[tuple[int, int]]) -> tuple[in
                 db.execute("DELETE FROM vectors WHERE scope_id = ? AND doc = ?", (scope_id, doc)).rowcount
                 for doc, scope_id in docs
             )
+            lower_mark(db, "embedded_upto", newest_doc)
         except sqlite3.OperationalError:  # no vectors table: a file never filled
             db.execute("ROLLBACK")
             return 0, scrub(db, path.name)
@@ -173,6 +178,15 @@ def purge_vector_file(path: Path, docs: Collection[tuple[int, int]]) -> tuple[in
         return deleted, scrub(db, path.name)
     finally:
         db.close()
+
+
+def lower_mark(db: sqlite3.Connection, key: str, newest_doc: int) -> None:
+    """Bring a derived file's ``key`` mark (in its ``meta``) down to ``newest_doc``, inside the
+    caller's write transaction: the docs above it are gone and will be given again."""
+    db.execute(
+        "UPDATE meta SET value = CAST(? AS TEXT) WHERE key = ? AND CAST(value AS INTEGER) > ?",
+        (newest_doc, key, newest_doc),
+    )
 
 
 def docs_of(texts: Sequence[tuple[int, int, str, str, str]]) -> Collection[tuple[int, int]]:

@@ -465,12 +465,17 @@ class RecallIndexFile:
             self._terms_epoch = epoch
             self._term_ids.clear()
 
-    def purge_docs(self, texts: Sequence[tuple[int, int, str, str, str]]) -> None:
+    def purge_docs(self, texts: Sequence[tuple[int, int, str, str, str]], newest_doc: int) -> None:
         """Take purged records out of the index, whichever tier holds them, with the terms no
         other record uses (``texts``: (doc, scope_id, title, body, tags JSON) of each, read before
-        the realm file deleted them; the caller rewrites the file afterwards)."""
+        the realm file deleted them; the caller rewrites the file afterwards), and bring
+        ``indexed_upto`` down to ``newest_doc``, the realm's newest doc left (the next record
+        takes the doc after it, which may be a purged one's)."""
+        from .purge import lower_mark
+
         terms: set[str] = set()
         with self._writing() as db:
+            lower_mark(db, INDEXED_UPTO, newest_doc)
             for doc, scope_id, title, body, tags in texts:
                 analysis = analyze_record(title, body, json.loads(tags))
                 terms.update(analysis.fields)
@@ -504,7 +509,7 @@ class RecallIndexFile:
             used = {
                 t
                 for (t,) in self._db.execute(
-                    "SELECT t.value FROM json_each(?) t WHERE EXISTS (SELECT 1 FROM scope_stats s "
+                    "SELECT t.value FROM json_each(?) t WHERE EXISTS (SELECT 1 FROM scope_stats s CROSS "
                     "JOIN postings p ON p.scope_id = s.scope_id AND p.term_id = t.value)",
                     (ids,),
                 )

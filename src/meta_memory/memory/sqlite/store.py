@@ -655,14 +655,14 @@ class SqliteRealmStore:
             with self._write() as db:
                 taken = sqlite_purge.take(db, self.realm, target, by, self._clock.now_ms())
             docs = sqlite_purge.docs_of(taken.texts)
-            self._keeper.index.purge_docs(taken.texts)
+            self._keeper.index.purge_docs(taken.texts, taken.newest_doc)
             counts = taken.receipt.counts
             vector_path = StateLayout.vector_path(self.path)
             if self._vectors is not None:
-                counts.vectors = self._vectors.purge_docs(docs)
+                counts.vectors = self._vectors.purge_docs(docs, taken.newest_doc)
                 scrubbed = self._vectors.scrub()
             else:  # lexical recall: a vector file hybrid recall left still holds their vectors
-                counts.vectors, scrubbed = sqlite_purge.purge_vector_file(vector_path, docs)
+                counts.vectors, scrubbed = sqlite_purge.purge_vector_file(vector_path, docs, taken.newest_doc)
             scrubbed &= self._keeper.index.scrub()
             scrubbed &= sqlite_purge.scrub(self._db, self._shown)
         if not scrubbed:

@@ -220,7 +220,12 @@ class VectorFile:
                     "INSERT OR REPLACE INTO vectors (doc, scope_id, v) VALUES (?, ?, ?)",
                     [(r[0], r[1], vector_bytes(vectors[i])) for i, r in enumerate(active) if r[0] in kept],
                 )
-                db.execute("UPDATE meta SET value = ? WHERE key = 'embedded_upto'", (str(rows[-1][0]),))
+                # Unless a purge brought the mark down meanwhile (the docs above it will be given
+                # again, and embedded when they are).
+                db.execute(
+                    "UPDATE meta SET value = ? WHERE key = 'embedded_upto' AND value = ?",
+                    (str(rows[-1][0]), str(upto)),
+                )
             return len(rows)
 
     def scope(self, scope_id: int) -> ScopeVectors:
@@ -247,17 +252,21 @@ class VectorFile:
         """The ``limit`` docs of the scope nearest ``query`` by cosine (best first), among ``allowed``."""
         return nearest(self.scope(scope_id), query, limit, allowed)
 
-    def purge_docs(self, docs: Collection[tuple[int, int]]) -> int:
-        """Delete the vectors of purged records ((doc, scope_id) each) and drop their scopes'
-        matrices; how many it deleted. The caller rewrites the file afterwards."""
+    def purge_docs(self, docs: Collection[tuple[int, int]], newest_doc: int) -> int:
+        """Delete the vectors of purged records ((doc, scope_id) each), bring ``embedded_upto``
+        down to ``newest_doc`` (the realm's newest doc left: purged docs are given again) and drop
+        their scopes' matrices; how many it deleted. The caller rewrites the file afterwards."""
+        from .purge import lower_mark
+
         with self._lock:
             with self._writing() as db:
+                lower_mark(db, "embedded_upto", newest_doc)
                 deleted = sum(
                     db.execute("DELETE FROM vectors WHERE scope_id = ? AND doc = ?", (scope_id, doc)).rowcount
                     for doc, scope_id in docs
                 )
-            for _doc, scope_id in docs:
-                self._cache.pop(scope_id, None)
+            # Every scope's matrix: its mark may now be past docs that will be given again.
+            self._cache.clear()
             return deleted
 
     def scrub(self) -> bool:
