@@ -43,6 +43,8 @@ import type {
   ProposalsResult,
   ProposeAgentMemoryParams,
   ProposeAgentMemoryResult,
+  PurgeAgentMemoryParams,
+  PurgeAgentMemoryResult,
   RecallAgentMemoryParams,
   RecallAgentMemoryResult,
   RememberAgentMemoryParams,
@@ -255,6 +257,13 @@ export class MetaClient {
     options?: RequestOptions,
   ): Promise<AgentMemoryHistoryResult> {
     return (await this.request("meta/agent_memory/history", params, options)) as AgentMemoryHistoryResult;
+  }
+
+  /** Erase for real a record's whole lineage (`memoryId`, or several: `memoryIds`) or everything
+   * of the identity (`all: true`): no file or table keeps the text. Returns the receipt: ids and
+   * content hashes, never content. Never retried. */
+  async purgeAgentMemory(params: PurgeAgentMemoryParams, options?: RequestOptions): Promise<PurgeAgentMemoryResult> {
+    return (await this.request("meta/agent_memory/purge", params, options)) as PurgeAgentMemoryResult;
   }
 
   /** Queue a proposal for a mob's or an operator's memory, for an operator to accept or reject on

@@ -20,7 +20,8 @@
  *     │   ├── MemoryBackendUnavailable -32012  the ledger could not persist (`detail`)
  *     │   ├── StorageRefused           -32014  fail-closed storage refusal
  *     │   │   ├── StoreCorrupt         -32014  a store file that cannot be served
- *     │   │   └── StoreUnavailable     -32014  the database behind the realm stores failed a call
+ *     │   │   ├── StoreUnavailable     -32014  the database behind the realm stores failed a call
+ *     │   │   └── PurgeIncomplete      -32014  a purge deleted its rows, not yet rewrote every file
  *     │   ├── AccessDenied             -32030  the access rules said no
  *     │   ├── QuarantineReviewRefused  -32043  a quarantine decision was refused (`reason`)
  *     │   ├── ProposalReviewRefused    -32043  a decision on a proposal was refused (`reason`)
@@ -267,6 +268,13 @@ export class StoreUnavailable extends StorageRefused {
   override readonly name: string = "StoreUnavailable";
 }
 
+/** A purge deleted its records but could not yet rewrite every file of the realm (a reader held
+ * one): the same purge, asked again, finishes it. `data`: `{kind: "purge_incomplete", receipt_id}`. */
+export class PurgeIncomplete extends StorageRefused {
+  static readonly kind = "purge_incomplete";
+  override readonly name: string = "PurgeIncomplete";
+}
+
 /** The access rules do not let the caller take the action on the resource (-32030). */
 export class AccessDenied extends MetaError {
   static readonly code: number = ErrorCode.AccessDenied;
@@ -329,6 +337,7 @@ const BY_KIND: ReadonlyMap<string, WireErrorClass> = new Map<string, WireErrorCl
   [QuarantineReviewRefused.kind, QuarantineReviewRefused],
   [ProposalReviewRefused.kind, ProposalReviewRefused],
   [AccessDenied.kind, AccessDenied],
+  [PurgeIncomplete.kind, PurgeIncomplete],
   [ReadOnly.kind, ReadOnly],
   [StoreUnavailable.kind, StoreUnavailable],
 ]);

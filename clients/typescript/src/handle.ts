@@ -18,6 +18,8 @@ import type {
   MemoryQueryParams,
   MemoryQueryResult,
   MemoryStoreInfo,
+  PurgeAgentMemoryResult,
+  PurgeAgentMemoryTarget,
   RecallAgentMemoryParams,
   RememberAgentMemoryParams,
   RequestOptions,
@@ -128,6 +130,20 @@ export class MetaHandle {
     request?: RequestOptions,
   ): Promise<AgentMemoryHistoryResult> {
     return this.client.agentMemoryHistory({ ...options, identity, memoryId }, request);
+  }
+
+  /** Erase for real, from every file and table: `{ memoryId }` one record's whole lineage (its
+   * versions, released successors, quarantined originals, promoted copies), `{ memoryIds }` several
+   * (1..1000), `{ all: true }` everything of `identity` in the realm. Resolves to the receipt (ids
+   * and content hashes, never content); an id not in `identity`'s scope is UnknownRecord (-32001),
+   * a target that is none or several of the three InvalidParams (-32602). Never retried. */
+  async purgeAgentMemory(
+    identity: string,
+    target: PurgeAgentMemoryTarget,
+    options: GetOptions = {},
+    request?: RequestOptions,
+  ): Promise<PurgeAgentMemoryResult> {
+    return this.client.purgeAgentMemory({ ...options, ...target, identity }, request);
   }
 
   /** End the child (it answers what it has read, then exits) and release the state dir. */

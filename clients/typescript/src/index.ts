@@ -46,6 +46,7 @@ export {
   StorageRefused,
   StoreCorrupt,
   StoreUnavailable,
+  PurgeIncomplete,
   AccessDenied,
   QuarantineReviewRefused,
   ProposalReviewRefused,

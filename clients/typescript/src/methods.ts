@@ -26,6 +26,7 @@ import type {
   ProposalParams,
   ProposalsParams,
   ProposeAgentMemoryParams,
+  PurgeAgentMemoryParams,
   RecallAgentMemoryParams,
   ResolveAuditVerdictParams,
   SessionCloseParams,
@@ -111,6 +112,12 @@ export const METHODS = {
     params: ["identity", "memory_id", "realm"],
     required: ["identity", "memory_id"],
     idempotent: true,
+  },
+  // Erasure for real: a write, never retried.
+  "meta/agent_memory/purge": {
+    params: ["identity", "memory_id", "memory_ids", "all", "realm"],
+    required: ["identity"],
+    idempotent: false,
   },
   "meta/agent_memory/propose": {
     params: ["realm", "scope", "title", "body", "description", "tags", "kind"],
@@ -243,6 +250,7 @@ interface ParamsByMethod {
   "meta/agent_memory/list": ListAgentMemoryParams;
   "meta/agent_memory/get": GetAgentMemoryParams;
   "meta/agent_memory/history": GetAgentMemoryParams;
+  "meta/agent_memory/purge": PurgeAgentMemoryParams;
   "meta/memory/index": MemoryIndexParams;
   "meta/memory/query": MemoryQueryParams;
   "meta/memory/stores": None;

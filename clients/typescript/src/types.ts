@@ -190,6 +190,60 @@ export interface AgentMemoryHistoryResult {
   versions: AgentMemoryVersion[];
 }
 
+/** `meta/agent_memory/purge`: exactly one of `memoryId`, `memoryIds` and `all: true` (the gateway
+ * refuses none or several with -32602). A purge of a whole identity is asked for by name, never by
+ * leaving the ids out. */
+export interface PurgeAgentMemoryParams {
+  identity: string;
+  /** Purge this record and its whole lineage (its versions, released successors, quarantined
+   * originals, promoted copies). */
+  memoryId?: string;
+  /** Purge these records (1..1000 ids) and their lineages, in one purge. */
+  memoryIds?: string[];
+  /** true: purge everything of the identity in the realm. */
+  all?: boolean;
+  realm?: string;
+}
+/** What a purge erases, as the handle takes it: one record's lineage, several, or everything of
+ * the identity. */
+export type PurgeAgentMemoryTarget = { memoryId: string } | { memoryIds: string[] } | { all: true };
+/** One record a purge erased: its id and content hash, never its content. */
+export interface PurgedAgentMemory {
+  memoryId: string;
+  /** The purged content's sha256 (64 hex), as the record held it. */
+  contentHash: string;
+  /** Its status when it was purged. */
+  status: MemoryRecordStatus;
+  scope: { kind: ScopeKind; key: string };
+}
+/** The receipt of a purge (kept as the realm's `purge` audit row). */
+export interface PurgeAgentMemoryResult {
+  /** null when the realm does not exist (nothing was there, nothing was written). */
+  receiptId: string | null;
+  realm: string;
+  identity: string;
+  /** The records asked for; null for a purge of the whole identity. */
+  memoryIds: string[] | null;
+  purgedAtMs: number;
+  /** Who purged: `kind` (`application`, `console`, `cli`) and the authenticated `principal`
+   * (null on the local channel). */
+  by: { kind: "application" | "console" | "cli"; principal: string | null };
+  /** Every record erased. */
+  records: PurgedAgentMemory[];
+  /** How many rows of each other kind the purge deleted. */
+  removed: {
+    auditRows: number;
+    injections: number;
+    proposals: number;
+    promotions: number;
+    harvests: number;
+    sessions: number;
+    verdicts: number;
+    vectors: number;
+    events: number;
+  };
+}
+
 // -- the assertion ledger ----------------------------------------------------------------------
 
 export type LedgerStore = "knowledge_graph" | "vector" | "timeline" | "todo" | "top_of_mind";

@@ -33,6 +33,7 @@ it("exports exactly the public API", () => {
     "ParseError",
     "ProposalReviewRefused",
     "ProtocolError",
+    "PurgeIncomplete",
     "QuarantineReviewRefused",
     "ReadOnly",
     "Session",

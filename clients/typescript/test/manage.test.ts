@@ -1,9 +1,9 @@
-// meta/agent_memory/list and get, and recall's tags filter, against a real gateway.
+// meta/agent_memory/list, get, history and purge, and recall's tags filter, against a real gateway.
 
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
-import { ErrorCode, MetaClient, MetaError } from "../src/index.js";
+import { ErrorCode, MetaClient, MetaError, MetaHandle } from "../src/index.js";
 import { removeTemps, startHttpGateway, type HttpGateway } from "../testing/gateway.js";
 
 describe("listing and getting agent memory", () => {
@@ -135,5 +135,91 @@ describe("listing and getting agent memory", () => {
       records.map((r) => r.memoryId),
       [blue.memoryId],
     );
+  });
+});
+
+// A purge rewrites the realm's files: it runs on a gateway of its own.
+describe("purging agent memory", () => {
+  let gateway: HttpGateway;
+  let client: MetaClient;
+
+  before(async () => {
+    gateway = await startHttpGateway();
+    client = await MetaClient.connect({ url: gateway.url });
+  });
+
+  after(async () => {
+    await client?.close();
+    await gateway?.stop();
+    await removeTemps();
+  });
+
+  it("purges a record's whole lineage, then everything of the identity, with a receipt", async () => {
+    const identity = "lead:purge";
+    const first = await client.rememberAgentMemory({ identity, title: "Office", body: "The office is on floor 3." });
+    const other = await client.rememberAgentMemory({ identity, title: "Parking", body: "Park on level -2." });
+    const updated = await client.updateAgentMemory({
+      identity,
+      memoryId: first.memoryId,
+      title: "Office",
+      body: "The office moved to floor 5.",
+    });
+    const hashes = new Map<string, string | undefined>();
+    for (const memoryId of [first.memoryId, updated.memoryId]) {
+      hashes.set(memoryId, (await client.getAgentMemory({ identity, memoryId })).record.contentHash);
+    }
+
+    const receipt = await client.purgeAgentMemory({ identity, memoryId: updated.memoryId });
+    assert.equal(typeof receipt.receiptId, "string");
+    assert.deepEqual(
+      [receipt.realm, receipt.identity, receipt.memoryIds, receipt.by.kind],
+      ["default", identity, [updated.memoryId], "application"],
+    );
+    assert.equal(typeof receipt.purgedAtMs, "number");
+    assert.deepEqual(
+      receipt.records.map((r) => r.memoryId).sort(),
+      [first.memoryId, updated.memoryId].sort(),
+    );
+    for (const record of receipt.records) {
+      assert.match(record.contentHash, /^[0-9a-f]{64}$/);
+      assert.equal(record.contentHash, hashes.get(record.memoryId));
+      assert.deepEqual(record.scope, { kind: "identity", key: identity });
+    }
+    assert.deepEqual(
+      receipt.records.map((r) => [r.memoryId, r.status]).sort(),
+      [
+        [first.memoryId, "superseded"],
+        [updated.memoryId, "active"],
+      ].sort(),
+    );
+    // The removed counts come back camelCased, as every other key.
+    assert.equal(typeof receipt.removed.auditRows, "number");
+    assert.ok(!("audit_rows" in receipt.removed));
+    assert.ok(!("content_hash" in (receipt.records[0] ?? {})));
+
+    for (const memoryId of [first.memoryId, updated.memoryId]) {
+      await assert.rejects(
+        client.getAgentMemory({ identity, memoryId }),
+        (e: unknown) => e instanceof MetaError && e.code === ErrorCode.UnknownRecord,
+      );
+    }
+    assert.equal((await client.getAgentMemory({ identity, memoryId: other.memoryId })).record.status, "active");
+
+    // Through the handle: everything left of the identity.
+    const everything = await new MetaHandle(client).purgeAgentMemory(identity, { all: true });
+    assert.equal(everything.memoryIds, null);
+    assert.deepEqual(
+      everything.records.map((r) => r.memoryId),
+      [other.memoryId],
+    );
+    assert.deepEqual((await client.listAgentMemory({ identity, status: "any" })).records, []);
+
+    // A purge names its target: neither memoryId nor all, or both, is refused.
+    for (const params of [{ identity }, { identity, memoryId: other.memoryId, all: true }]) {
+      await assert.rejects(
+        client.purgeAgentMemory(params),
+        (e: unknown) => e instanceof MetaError && e.code === ErrorCode.InvalidParams,
+      );
+    }
   });
 });
