@@ -127,3 +127,8 @@ def test_the_embedding_runtime_benchmark_runs() -> None:
 def test_the_backup_benchmark_runs() -> None:
     out = _run("backup.py", "--records", "300", "--baseline-s", "0.5")
     assert "backup:" in out and "during/before: p50" in out
+
+
+def test_the_purge_benchmark_runs() -> None:
+    out = _run("purge.py", "--identities", "2", "--per-identity", "40", "--forget", "10", "--baseline-s", "0.2")
+    assert "purge of an identity with 40 records in a realm of 80" in out and "forget one record at a time" in out
