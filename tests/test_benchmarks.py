@@ -130,5 +130,10 @@ def test_the_backup_benchmark_runs() -> None:
 
 
 def test_the_purge_benchmark_runs() -> None:
-    out = _run("purge.py", "--identities", "2", "--per-identity", "40", "--forget", "10", "--baseline-s", "0.2")
-    assert "purge of an identity with 40 records in a realm of 80" in out and "forget one record at a time" in out
+    out = _run(
+        "purge.py", "--identities", "2", "--per-identity", "40", "--forget", "10", "--baseline-s", "0.2"
+    )
+    assert (
+        "purge of an identity with 40 records in a realm of 80" in out
+        and "forget one record at a time" in out
+    )

@@ -24,6 +24,7 @@ from . import operations as ops
 from .keywords import Keywords, accepts_aliases, accepts_aliases_async
 from .operations import (
     CONSOLE_SURFACE,
+    NO_EXPIRY,
     Call,
     agent_memory_history,
     capabilities,
@@ -78,6 +79,7 @@ from .results import (
 # planning its calls).
 __all__ = [
     "CONSOLE_SURFACE",
+    "NO_EXPIRY",
     "AgentMemoryEntry",
     "AgentMemoryForgetResult",
     "AgentMemoryHistory",

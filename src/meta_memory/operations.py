@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from .results import (
     AgentMemoryForgetResult,
@@ -28,7 +28,9 @@ from .results import (
 
 __all__ = [
     "CONSOLE_SURFACE",
+    "NO_EXPIRY",
     "Call",
+    "NoExpiry",
     "as_is",
     "capabilities",
     "console_decide",
@@ -184,6 +186,8 @@ def remember_agent_memory(
     tags: list[str] | None = None,
     realm: str | None = None,
     scope: dict[str, str] | None = None,
+    expires_at_ms: int | None = None,
+    ttl_ms: int | None = None,
 ) -> Call[AgentMemoryRecord]:
     """Write a memory for ``identity``, or into a shared scope (an application write: never
     quarantined). Writing a record exactly like an active one returns that one.
@@ -198,9 +202,12 @@ def remember_agent_memory(
         scope: a shared scope to write instead, read by every identity that shares it:
             ``{"kind": "mob", "key": "crew"}``, ``{"kind": "operator", "key": "ops"}`` (with
             ``operator_scope`` on), or ``{"kind": "realm"}``.
+        expires_at_ms: when it expires (Unix ms, in the future): from then on it is never
+            recalled or injected, lists as ``expired``, and the upkeep deletes it.
+        ttl_ms: or: expire this many milliseconds after the write.
 
     Returns:
-        The record as stored.
+        The record as stored (a record exactly like an active one that never expires is that one).
 
     Raises:
         InvalidParams: a field broke a rule (the message names it).
@@ -209,7 +216,16 @@ def remember_agent_memory(
         StorageRefused: the realm's store cannot be served (``StoreUnavailable``: its database
             failed the call; nothing was written).
     """
-    params = _drop_none(identity=identity, title=title, body=body, tags=tags, realm=realm, scope=scope)
+    params = _drop_none(
+        identity=identity,
+        title=title,
+        body=body,
+        tags=tags,
+        realm=realm,
+        scope=scope,
+        expires_at_ms=expires_at_ms,
+        ttl_ms=ttl_ms,
+    )
     return Call("meta/agent_memory/remember", params, AgentMemoryRecord.from_wire)
 
 
@@ -276,6 +292,18 @@ def recall_agent_memory(
     )
 
 
+class NoExpiry:
+    """The type of :data:`NO_EXPIRY`."""
+
+    def __repr__(self) -> str:
+        return "NO_EXPIRY"
+
+
+NO_EXPIRY: Final = NoExpiry()
+"""``update_agent_memory(..., expires_at_ms=NO_EXPIRY)``: the new version never expires (the
+wire's ``expires_at_ms: null``), whatever the version it replaces did."""
+
+
 def update_agent_memory(
     identity: str | None,
     memory_id: str,
@@ -285,6 +313,8 @@ def update_agent_memory(
     tags: list[str] | None = None,
     realm: str | None = None,
     scope: dict[str, str] | None = None,
+    expires_at_ms: int | NoExpiry | None = None,
+    ttl_ms: int | None = None,
 ) -> Call[AgentMemoryUpdateResult]:
     """Replace a memory: a new record supersedes ``memory_id`` within its own scope's lineage.
 
@@ -296,6 +326,10 @@ def update_agent_memory(
         body: the new body (at most 64 KiB).
         tags: the new record's tags.
         realm: the realm (default: the configured ``[agent_memory] realm``).
+        expires_at_ms: when the new version expires (Unix ms); :data:`NO_EXPIRY`: never, whatever
+            the replaced version did; without it (and ``ttl_ms``), it keeps the replaced
+            version's expiry.
+        ttl_ms: or: expire this many milliseconds after the update.
 
     Returns:
         The new record's id and the id it supersedes.
@@ -308,8 +342,18 @@ def update_agent_memory(
         StorageRefused: the realm's store cannot be served.
     """
     params = _drop_none(
-        identity=identity, memory_id=memory_id, title=title, body=body, tags=tags, realm=realm, scope=scope
+        identity=identity,
+        memory_id=memory_id,
+        title=title,
+        body=body,
+        tags=tags,
+        realm=realm,
+        scope=scope,
+        expires_at_ms=expires_at_ms,
+        ttl_ms=ttl_ms,
     )
+    if expires_at_ms is NO_EXPIRY:
+        params["expires_at_ms"] = None  # given as null: no expiry (absent would keep the prior's)
     return Call("meta/agent_memory/update", params, lambda r: AgentMemoryUpdateResult(**r))
 
 

@@ -43,6 +43,7 @@ class AgentMemoryRecord:
         score: a contextual ``recall``'s score for it, 0 to 1, never rising down the list
             (``None`` for ``always`` recall and outside recall). Not compared: a recalled record
             equals the record ``remember`` returned.
+        expires_at_ms: when it expires (Unix ms); ``None`` when it never does.
     """
 
     memory_id: str
@@ -54,6 +55,7 @@ class AgentMemoryRecord:
     scope_kind: str
     scope_key: str
     score: float | None = field(default=None, kw_only=True, compare=False)
+    expires_at_ms: int | None = field(default=None, kw_only=True)
 
     @classmethod
     def from_wire(cls, w: dict[str, Any]) -> AgentMemoryRecord:
@@ -75,6 +77,7 @@ class AgentMemoryRecord:
             w.get("scope_kind", "identity"),
             w.get("scope_key") or "",
             score=w.get("score"),
+            expires_at_ms=w.get("expires_at_ms"),
         )
 
 
@@ -87,7 +90,8 @@ class AgentMemoryEntry(AgentMemoryRecord):
         kind: ``preference``, ``fact``, ``gotcha``, ``procedure``, ``relationship``,
             ``open_loop`` or ``reference``.
         description: a short description, when the writer gave one.
-        status: ``active``, ``quarantined``, ``superseded`` or ``tombstoned``.
+        status: ``active``, ``expired`` (active, its expiry has come: the upkeep deletes it),
+            ``quarantined``, ``superseded`` or ``tombstoned``.
         quarantine_reason: why it is quarantined (``None`` unless it is).
         trust: its trust tier: ``untrusted``, ``agent_observed``, ``agent_verified``,
             ``application`` or ``operator``.
@@ -143,6 +147,7 @@ class AgentMemoryEntry(AgentMemoryRecord):
             tuple(w.get("derived_from") or ()),
             bool(w.get("ever_quarantined")),
             w["content_hash"],
+            expires_at_ms=w.get("expires_at_ms"),
         )
 
 

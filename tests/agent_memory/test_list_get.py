@@ -45,7 +45,7 @@ RECALL = "meta/agent_memory/recall"
 MANAGED_KEYS = {
     "memory_id", "title", "body", "tags", "created_at_ms", "updated_at_ms", "realm", "scope_kind",
     "scope_key", "kind", "description", "status", "quarantine_reason", "trust", "author", "supersedes",
-    "superseded_by", "derived_from", "ever_quarantined", "content_hash",
+    "superseded_by", "derived_from", "ever_quarantined", "content_hash", "expires_at_ms",
 }  # fmt: skip
 
 
@@ -349,11 +349,11 @@ def test_paging_visits_every_matching_record_exactly_once_in_order_whatever_the_
         ({"identity": "alice", "realm": ""}, "realm must be a non-empty string when provided"),
         (
             {"identity": "alice", "status": "deleted"},
-            "status must be one of active, quarantined, superseded, tombstoned, any (got 'deleted')",
+            "status must be one of active, quarantined, superseded, tombstoned, expired, any (got 'deleted')",
         ),
         (
             {"identity": "alice", "status": ["active"]},
-            "status must be one of active, quarantined, superseded, tombstoned, any (got 'list')",
+            "status must be one of active, quarantined, superseded, tombstoned, expired, any (got 'list')",
         ),
         (
             {"identity": "alice", "kind": "FACT"},

@@ -96,13 +96,17 @@ def templates(memory_id: str, session_key: str) -> dict[str, dict[str, Any]]:
     """Valid params per method: the fuzz breaks one or two fields of these at a time, so its
     calls get past the first check and reach the later ones (caps, lookups, the store)."""
     return {
-        "meta/agent_memory/remember": {"identity": "alice", "title": "T", "body": "B", "tags": ["x"], "realm": "default"},
+        "meta/agent_memory/remember": {
+            "identity": "alice", "title": "T", "body": "B", "tags": ["x"], "realm": "default", "ttl_ms": 60_000,
+        },
         "meta/agent_memory/recall": {
             "identity": "alice", "query_text": "deploys", "query_terms": ["deploy"], "selection": "contextual",
             "max_entries": 5, "realm": "default",
         },
         "meta/agent_memory/forget": {"identity": "alice", "memory_id": memory_id},
-        "meta/agent_memory/update": {"identity": "alice", "memory_id": memory_id, "title": "T2", "body": "B2"},
+        "meta/agent_memory/update": {
+            "identity": "alice", "memory_id": memory_id, "title": "T2", "body": "B2", "expires_at_ms": 2**50,
+        },
         "meta/agent_memory/list": {
             "identity": "alice", "realm": "default", "status": "active", "kind": "fact", "tags_any": ["x"],
             "tags_all": ["x"], "created_after_ms": 0, "created_before_ms": 2**62, "updated_after_ms": 0,
@@ -523,6 +527,10 @@ def _integer_positions(value: Any, path: Position = ()) -> list[Position]:
     return []
 
 
+# Integer params a method takes one of, never both: a template holds one, a variant the other.
+EXCLUSIVE = {"ttl_ms": "expires_at_ms", "expires_at_ms": "ttl_ms"}
+
+
 def _integer_params(method: str) -> list[str]:
     """Every declared integer param of ``method`` (its signature, not the template)."""
     names = []
@@ -541,8 +549,13 @@ def test_an_oversized_integer_in_any_cursor_limit_or_ms_field_is_refused_naming_
         memory_id, session_key = _fresh(dispatcher)
         valid = templates(memory_id, session_key)
         cases: list[tuple[str, Position, Any]] = []
+        variants: dict[tuple[str, str], dict[str, Any]] = {}  # (method, param) -> its template
         for method, params in sorted(valid.items()):
-            declared = {(name,) for name in _integer_params(method)}
+            for name in _integer_params(method):
+                other = EXCLUSIVE.get(name)
+                if name not in params and other in params:  # one of two exclusive params: a variant
+                    variants[(method, name)] = {**{k: v for k, v in params.items() if k != other}, name: 1}
+            declared = {(name,) for name in _integer_params(method) if (method, name) not in variants}
             assert declared <= set(_integer_positions(params)), (method, declared)  # the template has them
             for path in _integer_positions(params):  # declared, and nested (the tool's max_entries)
                 cases += [(method, path, n) for n in HUGE_INTEGERS]
@@ -553,9 +566,14 @@ def test_an_oversized_integer_in_any_cursor_limit_or_ms_field_is_refused_naming_
             "meta/agent_memory/list", "meta/timeline/query", "meta/memory/panel/records",
             "meta/gating/evaluate", "meta/session/memory_tool", "meta/agent_memory/recall",
         }  # fmt: skip
+        cases += [(method, (name,), n) for method, name in variants for n in HUGE_INTEGERS]
         for method, path, value in cases:
             memory_id, session_key = _fresh(dispatcher)
-            params = _put(templates(memory_id, session_key)[method], path, value)
+            template = templates(memory_id, session_key)[method]
+            if (method, path[0]) in variants:
+                other = EXCLUSIVE[path[0]]
+                template = {**{k: v for k, v in template.items() if k != other}, path[0]: 1}
+            params = _put(template, path, value)
             request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
             reply = dispatcher.handle_bytes(json.dumps(request).encode(), _surface(dispatcher, method))
             assert reply is not None

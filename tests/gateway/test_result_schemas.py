@@ -51,7 +51,8 @@ def test_every_method_returns_what_its_signature_declares(tmp_path: Path) -> Non
         lead = {"identity": "lead"}
         kept = call(
             "meta/agent_memory/remember",
-            {**lead, "title": "Deploys", "body": "Ops approve.", "tags": ["ops"]},
+            # An expiry far off: the result holds the optional expires_at_ms.
+            {**lead, "title": "Deploys", "body": "Ops approve.", "tags": ["ops"], "ttl_ms": 10**12},
         )
         call("meta/agent_memory/recall", {**lead, "query_text": "who approves deploys", "max_entries": 8})
         call(

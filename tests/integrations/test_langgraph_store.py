@@ -316,16 +316,38 @@ def test_an_identity_the_runtime_refuses_is_its_error(store: MetaStore) -> None:
         store.put((" padded ", "prefs"), "k", {"v": 1})
 
 
-def test_values_that_are_not_json_and_ttls_are_refused(store: MetaStore) -> None:
+def test_values_that_are_not_json_and_bad_ttls_are_refused(store: MetaStore) -> None:
     with pytest.raises(TypeError):
         store.put(PREFS, "k", {"v": {1, 2}})
     with pytest.raises(ValueError):
         store.put(PREFS, "k", {"v": float("nan")})
-    with pytest.raises(NotImplementedError):
-        store.put(PREFS, "k", {"v": 1}, ttl=5)
-    with pytest.raises(NotImplementedError):
-        store.batch([PutOp(PREFS, "k", {"v": 1}, ttl=5)])
+    with pytest.raises(ValueError, match="ttl must be a positive number of minutes"):
+        store.put(PREFS, "k", {"v": 1}, ttl=0)
+    with pytest.raises(ValueError, match="ttl must be a positive number of minutes"):
+        store.batch([PutOp(PREFS, "k", {"v": 1}, ttl=-5)])
     assert store.get(PREFS, "k") is None
+
+
+def test_a_ttl_expires_the_item_and_a_put_without_one_keeps_it(
+    store: MetaStore, meta: MetaHandle, clock: ManualClock
+) -> None:
+    assert store.supports_ttl
+    store.put(PREFS, "plan", {"text": "today's plan"}, ttl=2)  # minutes
+    store.put(PREFS, "rule", {"text": "a lasting rule"})
+    [record] = records(meta, USER, item_tag(PREFS, "plan"))
+    assert record.expires_at_ms == clock.now_ms() + 120_000
+    clock.advance(119_999)
+    assert store.get(PREFS, "plan") is not None
+    clock.advance(1)
+    assert store.get(PREFS, "plan") is None
+    assert [i.key for i in store.search(PREFS)] == ["rule"]
+    assert [i.key for i in store.search(PREFS, query="plan rule")] == ["rule"]
+    # A put without a ttl over an item that had one never expires.
+    store.put(PREFS, "again", {"text": "first"}, ttl=1)
+    store.put(PREFS, "again", {"text": "first"})
+    clock.advance(10**9)
+    item = store.get(PREFS, "again")
+    assert item is not None and item.value == {"text": "first"}
 
 
 def test_a_quarantined_record_never_surfaces_as_an_item(store: MetaStore, meta: MetaHandle) -> None:

@@ -287,13 +287,14 @@ def test_a_lexical_realm_on_the_previous_schema_is_migrated_and_embedded_by_read
 ) -> None:
     from meta_memory.memory.postgres import migrations
 
-    with monkeypatch.context() as before:  # a release whose schema stops at version 1
-        before.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
-        before.setattr(migrations, "SCHEMA_VERSION", 1)
-        config = {"memory": {"kind": "local_json"}, "agent_memory": pg.store_config()}
-        with MetaRuntime.open(tmp_path / "old", load_config_dict(config)) as runtime:
-            _fill(MetaHandle(runtime))
-    assert [v for (v,) in admin.execute("SELECT version FROM meta_schema_migrations")] == [1]
+    config = {"memory": {"kind": "local_json"}, "agent_memory": pg.store_config()}
+    with MetaRuntime.open(tmp_path / "old", load_config_dict(config)) as runtime:
+        _fill(MetaHandle(runtime))
+    # The schema of a release from before vectors: migration 2's tables and its row gone (the
+    # records keep what later migrations added, which that release's code never wrote).
+    admin.execute("DROP TABLE record_vectors, vector_marks")
+    admin.execute("DROP INDEX records_by_realm_doc")
+    admin.execute("DELETE FROM meta_schema_migrations WHERE version = 2")
     switched = {"memory": {"kind": "local_json"}, "agent_memory": {"recall": "hybrid", **pg.store_config()}}
     with MetaRuntime.open(tmp_path / "new", load_config_dict(switched)) as runtime:
         meta = MetaHandle(runtime)

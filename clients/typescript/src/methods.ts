@@ -55,7 +55,7 @@ export interface MethodSpec {
 export const METHODS = {
   // agent memory
   "meta/agent_memory/remember": {
-    params: ["identity", "scope", "title", "body", "tags", "realm"],
+    params: ["identity", "scope", "title", "body", "tags", "realm", "expires_at_ms", "ttl_ms"],
     required: ["title", "body"],
     idempotent: false,
   },
@@ -76,7 +76,7 @@ export const METHODS = {
     idempotent: true,
   },
   "meta/agent_memory/update": {
-    params: ["identity", "scope", "memory_id", "title", "body", "tags", "realm"],
+    params: ["identity", "scope", "memory_id", "title", "body", "tags", "realm", "expires_at_ms", "ttl_ms"],
     required: ["memory_id", "title", "body"],
     idempotent: false,
   },

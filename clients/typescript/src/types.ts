@@ -34,6 +34,8 @@ export interface AgentMemoryRecord {
   /** A contextual recall's score for it, 0 to 1, never rising down the list (null for `always`
    * recall; absent outside recall). */
   score?: number | null;
+  /** When it expires (Unix ms): absent (or null on `list` and `get`) when it never does. */
+  expiresAtMs?: number | null;
 }
 
 /** A shared scope to write instead of an identity's own (`{kind: "mob", key: "crew"}`). */
@@ -52,6 +54,11 @@ export interface RememberAgentMemoryParams {
   body: string;
   tags?: string[];
   realm?: string;
+  /** Expire at this Unix ms (in the future): never recalled or injected afterwards, listed as
+   * `expired`, deleted by the upkeep. Exclusive with `ttlMs`. */
+  expiresAtMs?: number;
+  /** Or: expire this many milliseconds after the write. */
+  ttlMs?: number;
 }
 export type RememberAgentMemoryResult = AgentMemoryRecord;
 
@@ -88,6 +95,10 @@ export interface UpdateAgentMemoryParams {
   body: string;
   tags?: string[];
   realm?: string;
+  /** The new version's expiry (Unix ms); absent keeps the replaced version's, null removes it. */
+  expiresAtMs?: number | null;
+  /** Or: expire this many milliseconds after the update. */
+  ttlMs?: number;
 }
 export interface UpdateAgentMemoryResult {
   /** The id of the new version. */
@@ -108,14 +119,15 @@ export interface ForgetAgentMemoryResult {
   deleted: boolean;
 }
 
-export type MemoryRecordStatus = "active" | "quarantined" | "superseded" | "tombstoned";
+/** `expired`: active, and its `expiresAtMs` has come (never recalled; the upkeep deletes it). */
+export type MemoryRecordStatus = "active" | "expired" | "quarantined" | "superseded" | "tombstoned";
 export type MemoryRecordKind =
   "preference" | "fact" | "gotcha" | "procedure" | "relationship" | "open_loop" | "reference";
 
 export interface ListAgentMemoryParams {
   identity: string;
   realm?: string;
-  /** Default `active`; `any` lists every status. */
+  /** Default `active` (not expired); `expired`: active records whose expiry has come; `any`: every status. */
   status?: MemoryRecordStatus | "any";
   kind?: MemoryRecordKind;
   /** Records carrying at least one of these tags. */
@@ -179,7 +191,7 @@ export interface AgentMemoryVersion extends Omit<ManagedAgentMemoryRecord, "titl
   tags: string[] | null;
   description?: string | null;
   /** Why it ended; null while it is current. */
-  ended: "superseded" | "released" | "discarded" | "forgotten" | null;
+  ended: "superseded" | "released" | "discarded" | "forgotten" | "expired" | null;
   /** Quarantined content the caller may not read (the console without memory.quarantine.review). */
   contentWithheld: boolean;
 }

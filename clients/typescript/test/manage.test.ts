@@ -105,6 +105,30 @@ describe("listing and getting agent memory", () => {
     );
   });
 
+  it("writes a record that expires, and keeps or clears its expiry on update", async () => {
+    const identity = "lead:expiry";
+    const before = Date.now();
+    const made = await client.rememberAgentMemory({ identity, title: "Plan", body: "Today's plan.", ttlMs: 3_600_000 });
+    assert.ok(made.expiresAtMs !== undefined && made.expiresAtMs !== null);
+    assert.ok(made.expiresAtMs >= before + 3_600_000 && made.expiresAtMs <= Date.now() + 3_600_000);
+    const kept = await client.updateAgentMemory({ identity, memoryId: made.memoryId, title: "Plan", body: "Revised plan." });
+    assert.equal((await client.getAgentMemory({ identity, memoryId: kept.memoryId })).record.expiresAtMs, made.expiresAtMs);
+    const cleared = await client.updateAgentMemory({
+      identity,
+      memoryId: kept.memoryId,
+      title: "Plan",
+      body: "The plan for good.",
+      expiresAtMs: null,
+    });
+    const got = await client.getAgentMemory({ identity, memoryId: cleared.memoryId });
+    assert.equal(got.record.expiresAtMs, null);
+    assert.equal(got.record.status, "active");
+    await assert.rejects(
+      client.rememberAgentMemory({ identity, title: "Late", body: "Already over.", expiresAtMs: 1 }),
+      (err: MetaError) => err.code === -32602 && /expires_at_ms must be in the future/.test(err.message),
+    );
+  });
+
   it("scores contextual recall and cuts it at minScore", async () => {
     const identity = "lead:scores";
     const both = await client.rememberAgentMemory({ identity, title: "Grinder", body: "The espresso grinder is on 12." });

@@ -19,13 +19,16 @@ from typing import Any
 
 from ..errors import InvalidParams
 from ..memory.params import ANY_STATUS as LIST_ANY_STATUS
+from ..memory.params import EXPIRED_STATUS as LIST_EXPIRED_STATUS
 from ..memory.params import (
+    EXPIRES_AT_MS_MAX,
     IDENTITY_MAX_BYTES,
     LIST_LIMIT_DEFAULT,
     LIST_LIMIT_MAX,
     MAX_ENTRIES_LIMIT,
     PURGE_IDS_MAX,
     QUERY_TEXT_MAX_BYTES,
+    TTL_MS_MAX,
 )
 from ..memory.records import RecordKind, ScopeKind, Status
 from ..memory.scopes import SCOPE_KINDS
@@ -250,6 +253,7 @@ RECORD = obj(
             SCOPE_KINDS, "The scope it lives in: the identity's own, or one the identity shares."
         ),
         "scope_key": any_text("The identity, mob or operator of the scope (empty for the realm scope)."),
+        "expires_at_ms": integer("When it expires (Unix ms); absent when it never does.", minimum=0),
     },
     required=(
         "memory_id",
@@ -296,8 +300,28 @@ WRITE_SCOPE = Param(
         ),
     ),
 )
+EXPIRES_AT = Param(
+    "expires_at_ms",
+    nullable(
+        integer(
+            "When it expires (Unix ms, in the future): from then on it is never recalled or injected, "
+            "lists as `expired`, and the upkeep deletes it. Exclusive with `ttl_ms`. On `update`, "
+            "absent keeps the prior version's expiry and null removes it.",
+            minimum=1,
+            maximum=EXPIRES_AT_MS_MAX,
+        )
+    ),
+)
+TTL = Param(
+    "ttl_ms",
+    integer(
+        "Expire this many milliseconds after the write. Exclusive with `expires_at_ms`.",
+        minimum=1,
+        maximum=TTL_MS_MAX,
+    ),
+)
 REMEMBER = Params(
-    (WRITE_IDENTITY, WRITE_SCOPE, TITLE, BODY, TAGS, REALM),
+    (WRITE_IDENTITY, WRITE_SCOPE, TITLE, BODY, TAGS, REALM, EXPIRES_AT, TTL),
     example={"identity": "lead:main", "title": "Deploys", "body": "Deploys need approval.", "tags": ["ops"]},
 )
 RECALL = Params(
@@ -385,7 +409,7 @@ RECALLED = obj(
     required=("records", "vectors_behind"),
 )
 UPDATE = Params(
-    (WRITE_IDENTITY, WRITE_SCOPE, MEMORY_ID, TITLE, BODY, TAGS, REALM),
+    (WRITE_IDENTITY, WRITE_SCOPE, MEMORY_ID, TITLE, BODY, TAGS, REALM, EXPIRES_AT, TTL),
     example={
         "identity": "lead:main",
         "memory_id": "<id>",
@@ -515,8 +539,9 @@ AGENT_LIST = Params(
         Param(
             "status",
             choice(
-                (*(s.value for s in Status), LIST_ANY_STATUS),
-                "Default `active`; `any` lists every status.",
+                (*(s.value for s in Status), LIST_EXPIRED_STATUS, LIST_ANY_STATUS),
+                "Default `active` (not expired); `expired`: active records whose expiry has come, "
+                "until the upkeep deletes them; `any` lists every status.",
             ),
         ),
         Param("kind", choice(tuple(k.value for k in RecordKind))),
@@ -540,7 +565,11 @@ MANAGED_RECORD = obj(
         "realm": any_text(),
         "kind": any_text(),
         "description": any_text(),
-        "status": choice(tuple(s.value for s in Status)),
+        "status": choice(
+            (*(s.value for s in Status), LIST_EXPIRED_STATUS),
+            "`expired`: active, and its `expires_at_ms` has come (never recalled; deleted by the upkeep).",
+        ),
+        "expires_at_ms": nullable(integer("When it expires (Unix ms); null: never.", minimum=0)),
         "quarantine_reason": nullable(any_text()),
         "trust": any_text(),
         "author": FREE_OBJECT,
@@ -583,9 +612,9 @@ HISTORY_VERSION = obj(
         "tags": nullable(array(any_text())),
         "ended": nullable(
             choice(
-                ("superseded", "released", "discarded", "forgotten"),
+                ("superseded", "released", "discarded", "forgotten", "expired"),
                 "Why this version ended: updated, released from quarantine, discarded by a "
-                "reviewer, forgotten; null while it is current.",
+                "reviewer, forgotten, expired (until the upkeep deletes it); null while it is current.",
             )
         ),
         "content_withheld": boolean(

@@ -34,8 +34,11 @@
 - **Erasure.** ``delete`` forgets (a tombstone: the text stays until purged);
   ``purge_namespace(namespace)`` erases every item under a prefix for real, each record with its
   whole lineage, through ``meta/agent_memory/purge``.
-- Not supported: TTLs (``supports_ttl`` is false; a ``ttl`` raises ``NotImplementedError``). A
-  put's ``index`` is ignored: recall indexes every record.
+- **TTL.** ``put(..., ttl=minutes)`` writes the record with ``ttl_ms`` (it expires that long after
+  the put: never listed, searched or recalled afterwards, and deleted by the runtime's upkeep); a
+  put without a ttl never expires, even over an item that did. Reads do not refresh a TTL (an
+  item's record is never rewritten by a read): ``refresh_ttl`` is accepted and has no effect.
+- A put's ``index`` is ignored: recall indexes every record.
 
 Records quarantined by the memory firewall are neither listed nor recalled, so they never surface
 as items. The operations of a batch run in order, each seeing the writes before it.
@@ -53,7 +56,7 @@ from datetime import UTC, datetime
 from itertools import takewhile
 from typing import Any, Final, TypeAlias, TypeVar
 
-from ..api import AgentMemoryPage, AgentMemoryRecord, AsyncMetaApi, MetaApi
+from ..api import NO_EXPIRY, AgentMemoryPage, AgentMemoryRecord, AsyncMetaApi, MetaApi
 
 try:
     from langgraph.store.base import (
@@ -186,6 +189,7 @@ class _Stored:
     value: dict[str, Any]
     created_at_ms: int
     updated_at_ms: int
+    expires_at_ms: int | None = None
 
     def item(self) -> Item:
         return Item(
@@ -220,13 +224,28 @@ class _Draft:
     value: dict[str, Any]
     title: str
     tags: list[str]
+    ttl_ms: int | None = None  # LangGraph's ttl (minutes), in milliseconds; None: never expires
 
     @classmethod
-    def of(cls, namespace: tuple[str, ...], key: str, value: Mapping[str, Any]) -> _Draft:
+    def of(
+        cls, namespace: tuple[str, ...], key: str, value: Mapping[str, Any], ttl_minutes: float | None = None
+    ) -> _Draft:
         """Raises:
-        TypeError, ValueError: the value is not JSON (a set, an object, NaN).
+        TypeError, ValueError: the value is not JSON (a set, an object, NaN), or the ttl is not
+        a positive number of minutes.
         """
-        draft = cls(namespace, key, dict(value), _title(namespace, key, value), _item_tags(namespace, key))
+        ttl_ms = None
+        if ttl_minutes is not None:
+            if (
+                isinstance(ttl_minutes, bool)
+                or not isinstance(ttl_minutes, int | float)
+                or not ttl_minutes > 0
+            ):
+                raise ValueError(f"ttl must be a positive number of minutes, got {ttl_minutes!r}")
+            ttl_ms = max(1, round(ttl_minutes * 60_000))
+        draft = cls(
+            namespace, key, dict(value), _title(namespace, key, value), _item_tags(namespace, key), ttl_ms
+        )
         draft.body(None)  # a value that is not JSON is refused before the batch runs
         return draft
 
@@ -256,7 +275,9 @@ def _decode(record: AgentMemoryRecord) -> _Stored | None:
         or not isinstance(created, int)
     ):
         return None
-    return _Stored(record.memory_id, tuple(namespace), key, value, created, record.updated_at_ms)
+    return _Stored(
+        record.memory_id, tuple(namespace), key, value, created, record.updated_at_ms, record.expires_at_ms
+    )
 
 
 # -- filters and namespace conditions -------------------------------------------------------------
@@ -372,7 +393,7 @@ class MetaStore(BaseStore):
             :class:`~meta_memory.api.AsyncMetaApi`. (What the operations raise: :meth:`batch`.)
     """
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(self, api: MetaApi | AsyncMetaApi, *, realm: str | None = None) -> None:
         if not isinstance(api, MetaApi | AsyncMetaApi):
@@ -525,12 +546,10 @@ class MetaStore(BaseStore):
         if isinstance(op, GetOp):
             return self._get(_identity(op.namespace, "get"), op.namespace, op.key)
         if isinstance(op, PutOp):
-            if op.ttl is not None:
-                raise NotImplementedError("MetaStore does not expire items: put them with ttl=None")
             identity = _identity(op.namespace, "put")
             if op.value is None:
                 return self._delete(identity, op.namespace, op.key)
-            draft = _Draft.of(op.namespace, op.key, op.value)
+            draft = _Draft.of(op.namespace, op.key, op.value, op.ttl)
             return self._put(identity, draft)
         if isinstance(op, SearchOp):
             if op.limit < 0 or op.offset < 0:
@@ -587,10 +606,17 @@ class MetaStore(BaseStore):
                 body=draft.body(None),
                 tags=draft.tags,
                 realm=self.realm,
+                ttl_ms=draft.ttl_ms,
             )
             return None
         newest, *stale = current  # more than one: two writers raced; the newest wins, the rest go
-        if _json(newest.value) != _json(draft.value):
+        # An identical value that never expires, put without a ttl, writes nothing; a ttl always
+        # writes (it counts from this put).
+        if (
+            _json(newest.value) != _json(draft.value)
+            or draft.ttl_ms is not None
+            or newest.expires_at_ms is not None
+        ):
             yield from _ask(
                 "update_agent_memory",
                 identity,
@@ -599,6 +625,8 @@ class MetaStore(BaseStore):
                 body=draft.body(newest.created_at_ms),
                 tags=draft.tags,
                 realm=self.realm,
+                ttl_ms=draft.ttl_ms,
+                expires_at_ms=NO_EXPIRY if draft.ttl_ms is None else None,
             )
         for duplicate in stale:
             yield from _ask("forget_agent_memory", identity, duplicate.memory_id, realm=self.realm)

@@ -30,14 +30,14 @@ RECORD_FIELDS = (
     "doc", "id", "scope_id", "kind", "title", "description", "body", "tags", "provenance", "trust", "status",
     "superseded_by", "quarantine_reason", "supersedes", "derived_from", "ever_quarantined", "working_set_rank",
     "content_hash", "created_at_ms", "updated_at_ms", "injected_count", "last_injected_at_ms",
-    "explicit_recall_count", "last_recalled_at_ms", "judged_useful_count", "last_useful_at_ms",
+    "explicit_recall_count", "last_recalled_at_ms", "judged_useful_count", "last_useful_at_ms", "expires_at_ms",
 )  # fmt: skip
 """The columns a record read selects, in the order :func:`record_from_row` decodes them."""
 
 INSERT_FIELDS = (
     "id", "scope_id", "kind", "title", "description", "body", "tags", "provenance", "trust", "status",
     "quarantine_reason", "supersedes", "derived_from", "ever_quarantined", "working_set_rank", "content_hash",
-    "created_at_ms", "updated_at_ms",
+    "created_at_ms", "updated_at_ms", "expires_at_ms",
 )  # fmt: skip
 """The columns of an insert, in the order :func:`record_values` gives their values."""
 
@@ -82,6 +82,7 @@ def record_values(r: Record, scope_id: int) -> tuple[Any, ...]:
         r.content_hash,
         r.created_at_ms,
         r.updated_at_ms,
+        r.expires_at_ms,
     )
 
 
@@ -129,6 +130,7 @@ def record_from_row(row: Sequence[Any], scope_of: Callable[[int], Scope], usage:
         last_rec,
         useful,
         last_useful,
+        expires,
     ) = row
     rec, last_rec = usage.overlay(memory_id, rec, last_rec)
     return Record(
@@ -152,4 +154,5 @@ def record_from_row(row: Sequence[Any], scope_of: Callable[[int], Scope], usage:
         quarantine_reason=quarantine_reason,
         working_set_rank=rank,
         usage=Usage(inj, last_inj, rec, last_rec, useful, last_useful),
+        expires_at_ms=expires,
     )

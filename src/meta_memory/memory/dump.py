@@ -38,7 +38,7 @@ DUMP_COLUMNS: dict[str, tuple[str, ...]] = {
         "trust", "status", "superseded_by", "quarantine_reason", "supersedes", "derived_from",
         "ever_quarantined", "working_set_rank", "content_hash", "created_at_ms", "updated_at_ms",
         "injected_count", "last_injected_at_ms", "explicit_recall_count", "last_recalled_at_ms",
-        "judged_useful_count", "last_useful_at_ms",
+        "judged_useful_count", "last_useful_at_ms", "expires_at_ms",
     ),
     "audit": ("at_ms", "op", "record_id", "author", "detail"),
     "injections": ("record_id", "identity", "session_key", "surface", "at_ms"),

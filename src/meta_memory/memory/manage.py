@@ -73,11 +73,12 @@ class RecordListing:
     realm: str
     records: tuple[Record, ...]
     next_cursor: RecordKey | None
+    now_ms: int | None = None  # expiry is judged at (an expired active record reads ``expired``)
 
     def to_wire(self) -> dict[str, Any]:
         return {
             "realm": self.realm,
-            "records": [r.to_api_full() for r in self.records],
+            "records": [r.to_api_full(self.now_ms) for r in self.records],
             "next_cursor": format_cursor(self.next_cursor) if self.next_cursor is not None else None,
         }
 
@@ -87,19 +88,29 @@ class RecordLookup:
     realm: str
     record: Record
     successor: str | None
+    now_ms: int | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        return {"realm": self.realm, "record": self.record.to_api_full(), "successor": self.successor}
+        return {
+            "realm": self.realm,
+            "record": self.record.to_api_full(self.now_ms),
+            "successor": self.successor,
+        }
 
 
 @dataclass(frozen=True)
 class Version:
     record: Record
-    ended: str | None  # superseded | released | discarded | forgotten; None while current
+    ended: str | None  # superseded | released | discarded | forgotten | expired; None while current
     shown: bool  # the caller may read its content
+    now_ms: int | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        wire = {**self.record.to_api_full(), "ended": self.ended, "content_withheld": not self.shown}
+        wire = {
+            **self.record.to_api_full(self.now_ms),
+            "ended": self.ended,
+            "content_withheld": not self.shown,
+        }
         if not self.shown:
             wire.update(title=None, description=None, body=None, tags=None)
         return wire
@@ -119,7 +130,9 @@ class RecordHistory:
         }
 
 
-def list_page(store: RealmStore | None, p: ListParams, gate: RecordGate | None = None) -> RecordListing:
+def list_page(
+    store: RealmStore | None, p: ListParams, gate: RecordGate | None = None, now_ms: int | None = None
+) -> RecordListing:
     """One page of ``meta/agent_memory/list`` (``store``: ``None`` when the realm has none).
 
     Raises:
@@ -128,10 +141,10 @@ def list_page(store: RealmStore | None, p: ListParams, gate: RecordGate | None =
     if gate is not None and p.identity is not None:
         gate.require_identity(p.identity)
     if store is None:
-        return RecordListing(p.realm, (), None)
+        return RecordListing(p.realm, (), None, now_ms)
     if gate is None:
         page = store.full_records_page(p.where, p.cursor, p.limit)
-        return RecordListing(p.realm, page.records, page.next_cursor)
+        return RecordListing(p.realm, page.records, page.next_cursor, now_ms)
     kept: list[Record] = []
     after = p.cursor
     batch = min(p.limit + 1, _BATCH_MAX)
@@ -141,16 +154,18 @@ def list_page(store: RealmStore | None, p: ListParams, gate: RecordGate | None =
             if not gate.record(record):
                 continue
             if len(kept) == p.limit:  # a readable record follows the page
-                return RecordListing(p.realm, tuple(kept), record_key(kept[-1]))
+                return RecordListing(p.realm, tuple(kept), record_key(kept[-1]), now_ms)
             kept.append(record)
         if page.next_cursor is None:
-            return RecordListing(p.realm, tuple(kept), None)
+            return RecordListing(p.realm, tuple(kept), None, now_ms)
         if after is not None and not page.next_cursor < after:
             raise InternalError(f"the store of realm '{p.realm}' did not advance past {format_cursor(after)}")
         after = page.next_cursor
 
 
-def get(store: RealmStore | None, p: GetParams, gate: RecordGate | None = None) -> RecordLookup:
+def get(
+    store: RealmStore | None, p: GetParams, gate: RecordGate | None = None, now_ms: int | None = None
+) -> RecordLookup:
     """``meta/agent_memory/get``: the record, and its current successor (``None`` when it has
     none, or when ``gate`` may not read it).
 
@@ -164,10 +179,12 @@ def get(store: RealmStore | None, p: GetParams, gate: RecordGate | None = None) 
     successor = current_successor(store, record)
     if successor is not None and gate is not None and not gate.record(successor):
         successor = None
-    return RecordLookup(p.realm, record, successor.id if successor is not None else None)
+    return RecordLookup(p.realm, record, successor.id if successor is not None else None, now_ms)
 
 
-def history(store: RealmStore | None, p: GetParams, gate: RecordGate | None = None) -> RecordHistory:
+def history(
+    store: RealmStore | None, p: GetParams, gate: RecordGate | None = None, now_ms: int | None = None
+) -> RecordHistory:
     """``meta/agent_memory/history``: the lineage of ``p.memory_id``, oldest first.
 
     Raises:
@@ -195,8 +212,9 @@ def history(store: RealmStore | None, p: GetParams, gate: RecordGate | None = No
     versions = tuple(
         Version(
             version,
-            _ended(version, chain[i + 1] if i + 1 < len(chain) else None),
+            _ended(version, chain[i + 1] if i + 1 < len(chain) else None, now_ms),
             gate is None or gate.record(version),
+            now_ms,
         )
         for i, version in enumerate(chain)
     )
@@ -216,7 +234,9 @@ def _named(store: RealmStore | None, p: GetParams) -> tuple[RealmStore, Record]:
     return store, record
 
 
-def _ended(record: Record, following: Record | None) -> str | None:
+def _ended(record: Record, following: Record | None, now_ms: int | None) -> str | None:
+    if now_ms is not None and record.live_expired(now_ms):
+        return "expired"
     if record.status is Status.SUPERSEDED:
         return "superseded"
     if record.status is Status.TOMBSTONED:

@@ -20,12 +20,16 @@ from .validator import BODY_MAX_BYTES, TAG_MAX_BYTES, TAGS_MAX, TITLE_MAX_BYTES
 
 __all__ = [
     "ANY_STATUS",
+    "EXPIRED_STATUS",
+    "EXPIRES_AT_MS_MAX",
     "IDENTITY_MAX_BYTES",
     "LIST_LIMIT_DEFAULT",
     "LIST_LIMIT_MAX",
     "MAX_ENTRIES_LIMIT",
     "PURGE_IDS_MAX",
     "QUERY_TEXT_MAX_BYTES",
+    "TTL_MS_MAX",
+    "Expiry",
     "ForgetParams",
     "GetParams",
     "ListParams",
@@ -53,6 +57,9 @@ IDENTITY_MAX_BYTES = 512
 QUERY_TEXT_MAX_BYTES = 16_384
 MAX_ENTRIES_LIMIT = 64
 PURGE_IDS_MAX = 1000
+EXPIRED_STATUS = "expired"  # a listing's status: active records whose expiry has come
+TTL_MS_MAX = 100 * 365 * 24 * 3600 * 1000  # a century
+EXPIRES_AT_MS_MAX = 2**53 - 1  # exact in every JSON number
 LIST_LIMIT_DEFAULT = 50
 LIST_LIMIT_MAX = 200
 ANY_STATUS = "any"
@@ -61,7 +68,7 @@ _WS = re.compile(r"\s+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _CURSOR = re.compile(r"(0|[1-9][0-9]{0,18}):(.+)", re.DOTALL)
 _CURSOR_SHAPE = "cursor must be '<updated_at_ms>:<memory_id>' as returned in next_cursor"
-_STATUSES = (*(s.value for s in Status), ANY_STATUS)
+_STATUSES = (*(s.value for s in Status), EXPIRED_STATUS, ANY_STATUS)
 _KINDS = tuple(k.value for k in RecordKind)
 
 
@@ -75,6 +82,28 @@ class RememberParams:
     body: str
     tags: tuple[str, ...]
     scope: Scope
+    expiry: Expiry | None = None
+
+
+@dataclass(frozen=True)
+class Expiry:
+    """When a written record expires: at ``at_ms`` (Unix ms), or ``ttl_ms`` after the write;
+    neither: it never expires (an ``update`` that says ``expires_at_ms: null``)."""
+
+    at_ms: int | None = None
+    ttl_ms: int | None = None
+
+    def resolve(self, now_ms: int) -> int | None:
+        """The Unix ms it expires at, for a write at ``now_ms``.
+
+        Raises:
+            InvalidParams: ``expires_at_ms`` is not after ``now_ms``.
+        """
+        if self.ttl_ms is not None:
+            return now_ms + self.ttl_ms
+        if self.at_ms is not None and self.at_ms <= now_ms:
+            raise InvalidParams(f"expires_at_ms must be in the future (it is {self.at_ms}, now is {now_ms})")
+        return self.at_ms
 
 
 @dataclass(frozen=True)
@@ -86,6 +115,7 @@ class UpdateParams:
     body: str
     tags: tuple[str, ...] | None
     scope: Scope
+    expiry: Expiry | None = None  # None: the new version keeps the prior one's expiry
 
 
 @dataclass(frozen=True)
@@ -309,14 +339,33 @@ def parse_remember(params: Any, *, default_realm: str) -> RememberParams:
     p = _obj(params)
     realm = _realm(p, default_realm)
     identity, scope = _write_scope(p, realm)
-    return RememberParams(identity, realm, _title(p), _body(p), _tags(p) or (), scope)
+    return RememberParams(identity, realm, _title(p), _body(p), _tags(p) or (), scope, _expiry(p))
 
 
 def parse_update(params: Any, *, default_realm: str) -> UpdateParams:
     p = _obj(params)
     realm = _realm(p, default_realm)
     identity, scope = _write_scope(p, realm)
-    return UpdateParams(identity, realm, _memory_id(p), _title(p), _body(p), _tags(p), scope)
+    return UpdateParams(identity, realm, _memory_id(p), _title(p), _body(p), _tags(p), scope, _expiry(p))
+
+
+def _expiry(p: dict[str, Any]) -> Expiry | None:
+    """``expires_at_ms`` (Unix ms) or ``ttl_ms`` (from the write), exclusive; ``expires_at_ms:
+    null`` given explicitly: no expiry; neither given: ``None`` (an update keeps the prior's)."""
+    at, ttl = p.get("expires_at_ms"), p.get("ttl_ms")
+    if at is not None and ttl is not None:
+        raise InvalidParams("expires_at_ms and ttl_ms are exclusive: give one")
+    if ttl is not None:
+        if isinstance(ttl, bool) or not isinstance(ttl, int) or not 1 <= ttl <= TTL_MS_MAX:
+            raise InvalidParams(f"ttl_ms must be an integer between 1 and {TTL_MS_MAX} (milliseconds)")
+        return Expiry(ttl_ms=ttl)
+    if at is not None:
+        if isinstance(at, bool) or not isinstance(at, int) or not 0 < at <= EXPIRES_AT_MS_MAX:
+            raise InvalidParams(
+                f"expires_at_ms must be a positive integer (Unix ms) at most {EXPIRES_AT_MS_MAX}"
+            )
+        return Expiry(at_ms=at)
+    return Expiry() if "expires_at_ms" in p else None
 
 
 def parse_forget(params: Any, *, default_realm: str) -> ForgetParams:

@@ -30,7 +30,10 @@ from typing import Any
 
 from ..errors import UnknownRecord
 
+EXPIRY_BATCH = 1000  # expired records one sweep of a realm deletes, at most
+
 __all__ = [
+    "EXPIRY_BATCH",
     "LineageRow",
     "PurgeCounts",
     "PurgeReceipt",
@@ -44,10 +47,17 @@ __all__ = [
 @dataclass(frozen=True)
 class PurgeTarget:
     """``memory_ids`` set: those records' lineages (each must live in ``identity``'s scope);
-    ``None``: everything of ``identity`` in the realm."""
+    ``None``: everything of ``identity`` in the realm. ``expired_at_ms`` set (the upkeep's expiry,
+    ``identity`` empty): the lineages of up to :data:`EXPIRY_BATCH` active records of any scope
+    whose expiry has come by then."""
 
     identity: str
     memory_ids: tuple[str, ...] | None = None
+    expired_at_ms: int | None = None
+
+    @classmethod
+    def expired(cls, now_ms: int) -> PurgeTarget:
+        return cls("", None, now_ms)
 
 
 @dataclass(frozen=True)

@@ -224,6 +224,14 @@ class Record:
     quarantine_reason: str | None = None
     working_set_rank: int | None = None
     usage: Usage = field(default_factory=Usage)
+    expires_at_ms: int | None = None  # from then on it is expired: never recalled or injected
+
+    def live_expired(self, now_ms: int) -> bool:
+        """Whether it is active and its expiry has come: it reads as ``expired``, is never recalled
+        or injected, and the upkeep deletes it."""
+        return (
+            self.status is Status.ACTIVE and self.expires_at_ms is not None and self.expires_at_ms <= now_ms
+        )
 
     def status_to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {"status": self.status.value}
@@ -245,18 +253,22 @@ class Record:
             "updated_at_ms": self.updated_at_ms,
             "scope_kind": self.scope.kind.value,
             "scope_key": self.scope.key,
+            **({"expires_at_ms": self.expires_at_ms} if self.expires_at_ms is not None else {}),
         }
 
-    def to_api_full(self) -> dict[str, Any]:
+    def to_api_full(self, now_ms: int | None = None) -> dict[str, Any]:
         """:meth:`to_api` plus what managing a record needs (``meta/agent_memory/list`` and
         ``get``): its place, kind, lifecycle, lineage, trust tier and author, in the flat field
-        names of the panel's rows."""
+        names of the panel's rows. With ``now_ms``, an active record whose expiry has come is
+        ``expired``."""
+        status = "expired" if now_ms is not None and self.live_expired(now_ms) else self.status.value
         return {
             **self.to_api(),
             "realm": self.scope.realm,
             "kind": self.kind.value,
             "description": self.description,
-            "status": self.status.value,
+            "status": status,
+            "expires_at_ms": self.expires_at_ms,
             "quarantine_reason": self.quarantine_reason,
             "trust": self.trust.value,
             "author": self.provenance.author.to_wire(),

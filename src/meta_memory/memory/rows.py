@@ -160,6 +160,8 @@ class RecordFilter:
 
     scope_kind: str | None = None
     scope_key: str | None = None
+    # ``active`` is an active record not yet expired and ``expired`` an active one whose expiry
+    # has come, both at ``now_ms`` (None: expiry not judged, ``active`` is the stored status).
     status: str | None = None
     kind: str | None = None
     tags_any: tuple[str, ...] = ()
@@ -169,6 +171,7 @@ class RecordFilter:
     updated_after_ms: int | None = None
     updated_before_ms: int | None = None
     text: str | None = None
+    now_ms: int | None = None
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from ..events import SYSTEM_IDENTITY, EventSink
 from ..names import realm_problem
 from ..storage.layout import StateLayout
 from . import manage
+from .expiry import ExpirySweep
 from .injection import InjectableRecord, SessionInjectionBudget, defang_inbound, new_nonce, render_manifest
 from .legacy_import import ImportReport, ProgressFn, import_legacy_realm
 from .manage import RecordGate, RecordHistory, RecordListing, RecordLookup
@@ -165,6 +166,8 @@ class AgentMemory:
         self.import_reports: dict[str, ImportReport] = {}
         self._open_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="meta-recall")
+        self.expiry = ExpirySweep(self)
+        self.expiry.start()
 
     # -- realms --------------------------------------------------------------------
 
@@ -200,7 +203,13 @@ class AgentMemory:
     def has_realm(self, realm: str) -> bool:
         return self.stores.has_realm(realm)
 
+    def open_stores(self) -> list[tuple[str, RealmStore]]:
+        """The realms whose stores this process has opened, with them."""
+        with self._open_lock:
+            return list(self._stores.items())
+
     def close(self) -> None:
+        self.expiry.close()
         self._pool.shutdown(wait=True, cancel_futures=True)
         with self._open_lock:
             self._stores.clear()
@@ -214,8 +223,12 @@ class AgentMemory:
     def remember(self, p: RememberParams) -> Record:
         self._writable(p.scope)
         record = self._new_record(p.scope, p.title, p.body, p.tags, APPLICATION)
+        expires = p.expiry.resolve(record.created_at_ms) if p.expiry is not None else None
+        if expires is not None:
+            record = replace(record, expires_at_ms=expires)
         batch = WriteBatch(p.realm, APPLICATION, (CreateOp(record),))
-        result = self.store(p.realm).commit(batch, dedup=True)
+        # An identical active record without an expiry is returned instead; never one that expires.
+        result = self.store(p.realm).commit(batch, dedup=expires is None)
         if not result.deduplicated:  # an identical active record was returned: nothing was written
             self._announce(RECORD_REMEMBERED_EVENT, p.scope, result.records[0].id)
         return result.records[0]
@@ -254,6 +267,9 @@ class AgentMemory:
             raise InvalidParams(f"record '{p.memory_id}' does not belong to the requested scope")
         tags = p.tags if p.tags is not None else prior.tags
         record = self._new_record(scope, p.title, p.body, tags, APPLICATION, supersedes=prior.id)
+        expires = p.expiry.resolve(record.created_at_ms) if p.expiry is not None else prior.expires_at_ms
+        if expires is not None:
+            record = replace(record, expires_at_ms=expires)
         result = store.commit(WriteBatch(p.realm, APPLICATION, (CreateOp(record),)))
         self._announce(RECORD_UPDATED_EVENT, scope, result.records[0].id, supersedes=prior.id)
         return result.records[0], prior.id
@@ -314,6 +330,7 @@ class AgentMemory:
             query_terms=p.query_terms,
             max_entries=p.max_entries,
             tags=p.tags,
+            now_ms=self.clock.now_ms(),
         )
         if not query.scopes:
             return Recalled([], None)
@@ -343,7 +360,10 @@ class AgentMemory:
         Raises:
             AccessDenied: ``gate`` refuses the identity ``p`` names.
         """
-        return manage.list_page(self.existing_store(p.realm), p, gate)
+        now = self.clock.now_ms()
+        return manage.list_page(
+            self.existing_store(p.realm), replace(p, where=replace(p.where, now_ms=now)), gate, now
+        )
 
     def get_record(self, p: GetParams, *, gate: RecordGate | None = None) -> RecordLookup:
         """One record by id, with the id of its current successor.
@@ -352,7 +372,7 @@ class AgentMemory:
             UnknownRecord: no such record (in the identity's scope, when ``p`` names one).
             AccessDenied: ``gate`` may not read it.
         """
-        return manage.get(self.existing_store(p.realm), p, gate)
+        return manage.get(self.existing_store(p.realm), p, gate, self.clock.now_ms())
 
     def record_history(self, p: GetParams, *, gate: RecordGate | None = None) -> RecordHistory:
         """A record's lineage, oldest first, each version with the reason it ended.
@@ -361,7 +381,7 @@ class AgentMemory:
             UnknownRecord: no such record (in the identity's scope, when ``p`` names one).
             AccessDenied: ``gate`` may not read the record's scope.
         """
-        return manage.history(self.existing_store(p.realm), p, gate)
+        return manage.history(self.existing_store(p.realm), p, gate, self.clock.now_ms())
 
     def existing_store(self, realm: str) -> RealmStore | None:
         """The realm's store when it has one; a read never creates a realm."""
@@ -442,6 +462,7 @@ class AgentMemory:
             query_text=query_text,
             query_terms=(),
             max_entries=max(1, min(max_entries, MAX_ENTRIES_LIMIT)),
+            now_ms=self.clock.now_ms(),
         )
         scored = recall_scored(self.provider, store, query)
         store.mark_recalled((r.id for r, _ in scored), self.clock.now_ms())
@@ -538,6 +559,7 @@ class AgentMemory:
             query_terms=query_terms,
             max_entries=self.config.max_entries,
             lexical_fallback=True,
+            now_ms=self.clock.now_ms(),
         )
         budget_s = self.config.recall_timeout_ms / 1000
         # ``started``: when the caller's turn began (time.monotonic()), if finding its session
@@ -611,7 +633,9 @@ class AgentMemory:
         if manifest:
             for scope in scopes:
                 newest = store.newest_active([scope], MANIFEST_PER_SCOPE)
-                listed.setdefault(scope.kind.value, []).extend(_injectable(r) for r in newest)
+                listed.setdefault(scope.kind.value, []).extend(
+                    _injectable(r) for r in newest if query.live(r)
+                )
         return store, records, listed
 
     def defang(self, text: str) -> str:

@@ -379,6 +379,12 @@ class RealmStore(PanelReads, StewardReads, SessionReads, Protocol):
         tombstoned or in another scope (nothing written then)."""
         ...
 
+    def expire_due(self, now_ms: int) -> PurgeReceipt | None:
+        """Delete up to ``EXPIRY_BATCH`` active records whose ``expires_at_ms`` has come by
+        ``now_ms``, each with its lineage and derived data, as a purge deletes them (SQLite does not
+        rewrite its files for it); the receipt (``by`` kind ``expiry``), or ``None`` when none was due."""
+        ...
+
     def purge(self, target: PurgeTarget, by: dict[str, Any]) -> PurgeReceipt:
         """Erase ``target`` and its lineage for real (memory/purge.py): the records, every row
         that holds their text or names them, and their derived data, in one write transaction;

@@ -35,7 +35,10 @@ def record_where(realm: str, where: RecordFilter, after: RecordKey | None) -> tu
     for sql, value in (
         ("s.kind = %s", where.scope_kind),
         ("s.key = %s", where.scope_key),
-        ("r.status = %s", where.status),
+        (
+            "r.status = %s",
+            where.status if where.now_ms is None or where.status not in ("active", "expired") else None,
+        ),
         ("r.kind = %s", where.kind),
         ("r.created_at_ms >= %s", where.created_after_ms),
         ("r.created_at_ms < %s", where.created_before_ms),
@@ -45,6 +48,12 @@ def record_where(realm: str, where: RecordFilter, after: RecordKey | None) -> tu
         if value is not None:
             clauses.append(sql)
             args.append(value)
+    if where.now_ms is not None and where.status == "active":
+        clauses.append("r.status = 'active' AND (r.expires_at_ms IS NULL OR r.expires_at_ms > %s)")
+        args.append(where.now_ms)
+    elif where.now_ms is not None and where.status == "expired":
+        clauses.append("r.status = 'active' AND r.expires_at_ms <= %s")
+        args.append(where.now_ms)
     if where.tags_any:
         clauses.append("(r.tags)::jsonb ?| %s::text[]")
         args.append(sorted(set(where.tags_any)))

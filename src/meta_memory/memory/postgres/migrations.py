@@ -357,10 +357,86 @@ def _m003_host_sessions(conn: psycopg.Connection) -> None:
     conn.execute(_M003)
 
 
+# A record may expire (memory/expiry.py): its column, the index the upkeep's sweep reads, and the
+# one-statement create of migration 1, taking it (after p_updated_at_ms).
+_M004 = """
+ALTER TABLE records ADD COLUMN expires_at_ms BIGINT;
+CREATE INDEX records_expiring ON records (realm, expires_at_ms) WHERE expires_at_ms IS NOT NULL;
+DROP FUNCTION meta_create_record(BIGINT, TEXT, TEXT, TEXT, BOOLEAN, BIGINT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, TEXT, BOOLEAN, INTEGER, TEXT, BIGINT, BIGINT, JSON, INTEGER, BIGINT, TEXT, TEXT, TEXT);
+CREATE FUNCTION meta_create_record(
+    p_lock BIGINT, p_realm TEXT, p_scope_kind TEXT, p_scope_key TEXT, p_dedup BOOLEAN, p_recreate_since BIGINT,
+    p_id TEXT, p_kind TEXT, p_title TEXT, p_description TEXT, p_body TEXT, p_tags TEXT, p_provenance TEXT,
+    p_trust TEXT, p_status TEXT, p_quarantine_reason TEXT, p_derived_from TEXT, p_ever_quarantined BOOLEAN,
+    p_working_set_rank INTEGER, p_content_hash TEXT, p_created_at_ms BIGINT, p_updated_at_ms BIGINT,
+    p_expires_at_ms BIGINT,
+    p_postings JSON, p_length INTEGER,
+    p_audit_at_ms BIGINT, p_audit_op TEXT, p_audit_author TEXT, p_audit_detail TEXT
+) RETURNS TABLE (outcome TEXT, scope_id BIGINT, doc BIGINT, audit_seq BIGINT)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    v_scope BIGINT;
+    v_doc BIGINT;
+    v_seq BIGINT;
+BEGIN
+    PERFORM pg_advisory_xact_lock(p_lock);
+    SELECT s.scope_id INTO v_scope FROM scopes s WHERE s.realm = p_realm AND s.kind = p_scope_kind AND s.key = p_scope_key;
+    IF v_scope IS NULL THEN
+        INSERT INTO scopes (realm, kind, key) VALUES (p_realm, p_scope_kind, p_scope_key)
+            RETURNING scopes.scope_id INTO v_scope;
+    END IF;
+    IF p_dedup THEN
+        SELECT r.doc INTO v_doc FROM records r
+            WHERE r.scope_id = v_scope AND r.content_hash = p_content_hash AND r.status = 'active'
+                AND r.expires_at_ms IS NULL LIMIT 1;
+        IF v_doc IS NOT NULL THEN
+            RETURN QUERY SELECT 'duplicate'::TEXT, v_scope, v_doc, NULL::BIGINT;
+            RETURN;
+        END IF;
+    END IF;
+    IF EXISTS (SELECT 1 FROM records r WHERE r.realm = p_realm AND r.id = p_id) THEN
+        RETURN QUERY SELECT 'taken'::TEXT, v_scope, NULL::BIGINT, NULL::BIGINT;
+        RETURN;
+    END IF;
+    IF p_recreate_since IS NOT NULL AND EXISTS (
+        SELECT 1 FROM records r WHERE r.scope_id = v_scope AND r.content_hash = p_content_hash
+            AND r.status = 'tombstoned' AND r.updated_at_ms >= p_recreate_since
+    ) THEN
+        RETURN QUERY SELECT 'recreate_tombstoned'::TEXT, v_scope, NULL::BIGINT, NULL::BIGINT;
+        RETURN;
+    END IF;
+    INSERT INTO records (realm, id, scope_id, kind, title, description, body, tags, provenance, trust, status,
+            quarantine_reason, supersedes, derived_from, ever_quarantined, working_set_rank, content_hash,
+            created_at_ms, updated_at_ms, expires_at_ms)
+        VALUES (p_realm, p_id, v_scope, p_kind, p_title, p_description, p_body, p_tags, p_provenance, p_trust,
+            p_status, p_quarantine_reason, NULL, p_derived_from, p_ever_quarantined, p_working_set_rank,
+            p_content_hash, p_created_at_ms, p_updated_at_ms, p_expires_at_ms)
+        RETURNING records.doc INTO v_doc;
+    IF p_postings IS NOT NULL THEN
+        INSERT INTO postings (scope_id, term, doc, tf_title, tf_body, tf_tags, length)
+            SELECT v_scope, t.term, v_doc, t.a, t.b, t.c, p_length
+            FROM json_to_recordset(p_postings) AS t(term TEXT, a INTEGER, b INTEGER, c INTEGER);
+        INSERT INTO scope_stats AS st (scope_id, doc_count, total_len) VALUES (v_scope, 1, p_length)
+            ON CONFLICT (scope_id) DO UPDATE SET doc_count = st.doc_count + 1, total_len = st.total_len + p_length;
+    END IF;
+    INSERT INTO audit (realm, at_ms, op, record_id, author, detail)
+        VALUES (p_realm, p_audit_at_ms, p_audit_op, p_id, p_audit_author::jsonb, p_audit_detail::jsonb)
+        RETURNING audit.seq INTO v_seq;
+    RETURN QUERY SELECT 'created'::TEXT, v_scope, v_doc, v_seq;
+END
+$$;
+"""
+
+
+def _m004_expiry(conn: psycopg.Connection) -> None:
+    conn.execute(_M004)
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[psycopg.Connection], None]], ...] = (
     (1, "schema", _m001_schema),
     (2, "vectors", _m002_vectors),
     (3, "host_sessions", _m003_host_sessions),
+    (4, "record_expiry", _m004_expiry),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 
 from ..codec import dumps
-from ..purge import LineageRow, PurgeCounts, PurgeReceipt, PurgeTarget, lineage, own_records
+from ..purge import EXPIRY_BATCH, LineageRow, PurgeCounts, PurgeReceipt, PurgeTarget, lineage, own_records
 
 __all__ = ["take"]
 
@@ -37,6 +37,13 @@ def _rows(conn: psycopg.Connection, sql: str, args: Iterable[object]) -> list[Li
 
 
 def _seeds(conn: psycopg.Connection, realm: str, target: PurgeTarget) -> list[LineageRow]:
+    if target.expired_at_ms is not None:
+        return _rows(
+            conn,
+            f"SELECT {_COLS} {_FROM} WHERE r.realm = %s AND r.expires_at_ms <= %s AND r.status = 'active' "
+            "ORDER BY r.expires_at_ms LIMIT %s",
+            (realm, target.expired_at_ms, EXPIRY_BATCH),
+        )
     if target.memory_ids is not None:
         rows = _rows(
             conn,
@@ -113,7 +120,7 @@ def take(
     ]
     counts.promotions = len(stages)
     counts.audit_rows = delete("DELETE FROM audit WHERE realm = %s AND record_id = ANY(%s)", realm, ids)
-    if target.memory_ids is None:
+    if target.memory_ids is None and target.expired_at_ms is None:
         who = target.identity
         proposals = [
             p

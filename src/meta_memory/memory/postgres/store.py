@@ -357,6 +357,17 @@ class PostgresRealmStore:
             txn.apply(WriteBatch(self.realm, author, (TombstoneOp(memory_id, scope),)))
             return True
 
+    def expire_due(self, now_ms: int) -> PurgeReceipt | None:
+        """As the SQLite store's: the realm's active records whose expiry has come, deleted with
+        their lineages and derived rows, up to EXPIRY_BATCH a call; ``None`` when none was due."""
+        due = self._query(
+            "SELECT EXISTS (SELECT 1 FROM records WHERE realm = %s AND expires_at_ms <= %s AND status = 'active')",
+            (self.realm, now_ms),
+        )
+        if not due[0][0]:
+            return None
+        return self.purge(PurgeTarget.expired(now_ms), {"kind": "expiry", "principal": None})
+
     def purge(self, target: PurgeTarget, by: dict[str, Any]) -> PurgeReceipt:
         with self.transaction() as txn:
             conn = txn.conn
@@ -1088,7 +1099,7 @@ class PostgresTxn:
         row = self.conn.execute(
             "SELECT EXISTS (SELECT 1 FROM records WHERE realm = %s AND id = %s), d.* FROM (SELECT 1) AS one "
             f"LEFT JOIN LATERAL (SELECT {RECORD_COLUMNS} FROM records r WHERE r.scope_id = %s "
-            "AND r.content_hash = %s AND r.status = 'active' LIMIT 1) AS d ON true",
+            "AND r.content_hash = %s AND r.status = 'active' AND r.expires_at_ms IS NULL LIMIT 1) AS d ON true",
             (self.realm, record.id, scope_id, record.content_hash),
         ).fetchone()
         assert row is not None
@@ -1108,8 +1119,8 @@ class PostgresTxn:
         insert = (
             "INSERT INTO records (realm, id, scope_id, kind, title, description, body, tags, provenance, trust, "
             "status, quarantine_reason, supersedes, derived_from, ever_quarantined, working_set_rank, "
-            "content_hash, created_at_ms, updated_at_ms) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            "content_hash, created_at_ms, updated_at_ms, expires_at_ms) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
         )
         if r.status is not Status.ACTIVE:
             self._queue("rec", insert, (self.realm, *values))

@@ -23,7 +23,7 @@ from collections.abc import Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ..records import Record, Status
+from ..records import Record
 from .analyzer import query_terms as analyze_query
 from .fusion import DEFAULT_HYBRID, hybrid_scored, lexical_candidates
 from .index import TermIndex
@@ -257,7 +257,7 @@ class HybridRecallProvider:
             by_doc = store.records_by_doc([doc for doc, _ in batch])
             for doc, score in batch:
                 record = by_doc.get(doc)
-                if record is not None and record.status is Status.ACTIVE and wanted.issubset(record.tags):
+                if record is not None and query.live(record) and wanted.issubset(record.tags):
                     out.append((record, score))
                     if len(out) == query.max_entries:
                         break

@@ -18,6 +18,7 @@ its ``max_entries`` cut: ``always`` reads them in the store's query, and context
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -55,6 +56,17 @@ class RecallQuery:
     # Automatic injection: a provider whose extra half fails (an embedder) answers with the lexical
     # ranking rather than nothing; explicit recall reports the failure.
     lexical_fallback: bool = False
+    # The time expiry is judged at (Unix ms): a record whose ``expires_at_ms`` has come is never
+    # returned. None: the wall clock.
+    now_ms: int | None = None
+
+    def live(self, record: Record) -> bool:
+        """Whether ``record`` may be returned: active and not expired."""
+        if record.status is not Status.ACTIVE:
+            return False
+        return record.expires_at_ms is None or record.expires_at_ms > (
+            self.now_ms if self.now_ms is not None else int(time.time() * 1000)
+        )
 
 
 class RecallProvider(Protocol):
@@ -85,7 +97,8 @@ class LexicalRecallProvider:
 
     def recall_scored(self, store: RealmStore, query: RecallQuery) -> list[Scored]:
         if query.selection == "always":
-            return [(r, None) for r in store.newest_active(query.scopes, query.max_entries, query.tags)]
+            newest = store.newest_active(query.scopes, query.max_entries, query.tags)
+            return [(r, None) for r in newest if query.live(r)]
         terms = analyze_query(query.query_text, list(query.query_terms))
         if not terms:
             return []
@@ -101,9 +114,7 @@ class LexicalRecallProvider:
         return [
             (record, score)
             for doc, score in relative(hits)
-            if (record := by_doc.get(doc)) is not None
-            and record.status is Status.ACTIVE
-            and wanted.issubset(record.tags)
+            if (record := by_doc.get(doc)) is not None and query.live(record) and wanted.issubset(record.tags)
         ]
 
 

@@ -67,7 +67,7 @@ class SqliteEventLog:
             self._db.execute("DELETE FROM events WHERE seq <= ?", (self._seq - keep,))
 
     def forget_identity(self, identity: str, realm: str) -> int:
-        from .purge import scrub
+        from .purge import rewrite
 
         with self._lock:
             deleted = self._db.execute(
@@ -75,7 +75,7 @@ class SqliteEventLog:
                 (identity, realm, realm),
             ).rowcount
             if deleted:
-                scrub(self._db, "event_log.sqlite3")
+                rewrite(self._db, "event_log.sqlite3")
             return deleted
 
     def watch(self, deliver: Callable[[dict[str, Any]], None]) -> None:

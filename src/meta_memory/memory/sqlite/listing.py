@@ -76,7 +76,10 @@ def record_where(where: RecordFilter, after: RecordKey | None) -> tuple[list[str
     for sql, value in (
         ("s.kind = ?", where.scope_kind),
         ("s.key = ?", where.scope_key),
-        ("r.status = ?", where.status),
+        (
+            "r.status = ?",
+            where.status if where.now_ms is None or where.status not in ("active", "expired") else None,
+        ),
         ("r.kind = ?", where.kind),
         ("r.created_at_ms >= ?", where.created_after_ms),
         ("r.created_at_ms < ?", where.created_before_ms),
@@ -86,6 +89,12 @@ def record_where(where: RecordFilter, after: RecordKey | None) -> tuple[list[str
         if value is not None:
             clauses.append(sql)
             args.append(value)
+    if where.now_ms is not None and where.status == "active":
+        clauses.append("r.status = 'active' AND (r.expires_at_ms IS NULL OR r.expires_at_ms > ?)")
+        args.append(where.now_ms)
+    elif where.now_ms is not None and where.status == "expired":
+        clauses.append("r.status = 'active' AND r.expires_at_ms <= ?")
+        args.append(where.now_ms)
     for build, tags in ((_tags_any_sql, where.tags_any), (tags_all_sql, where.tags_all)):
         if tags:
             sql, values = build("r.tags", tags)

@@ -294,6 +294,18 @@ def _m009_host_sessions(db: sqlite3.Connection) -> None:
     )
 
 
+def _m010_expiry(db: sqlite3.Connection) -> None:
+    """A record may expire (``remember`` / ``update`` with ``expires_at_ms`` or ``ttl_ms``): from
+    then on it is never recalled or injected, and the upkeep deletes it (memory/expiry.py). (The
+    column only if absent: a file a test rewound to an older schema keeps it.)"""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(records)")}
+    if "expires_at_ms" not in columns:
+        db.execute("ALTER TABLE records ADD COLUMN expires_at_ms INTEGER")
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS records_expiring ON records (expires_at_ms) WHERE expires_at_ms IS NOT NULL"
+    )
+
+
 MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = (
     (1, "records_audit_injections_recall_index", _m001_records),
     (2, "governance_tables", _m002_governance),
@@ -304,6 +316,7 @@ MIGRATIONS: tuple[tuple[int, str, Callable[[sqlite3.Connection], None]], ...] = 
     (7, "ascending_indexes", _m007_ascending_indexes),
     (8, "neighbours_from_the_index_file", _m008_no_scope_doc_index),
     (9, "host_sessions", _m009_host_sessions),
+    (10, "record_expiry", _m010_expiry),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ..codec import dumps
-from ..purge import LineageRow, PurgeCounts, PurgeReceipt, PurgeTarget, lineage, own_records
+from ..purge import EXPIRY_BATCH, LineageRow, PurgeCounts, PurgeReceipt, PurgeTarget, lineage, own_records
 from .checkpoint import truncate_wal
 
-__all__ = ["Taken", "docs_of", "lower_mark", "purge_vector_file", "scrub", "take"]
+__all__ = ["Taken", "docs_of", "lower_mark", "purge_vector_file", "rewrite", "take"]
 
 _log = logging.getLogger("meta_memory.purge")
 
@@ -53,6 +53,14 @@ def _rows(db: sqlite3.Connection, sql: str, *args: object) -> list[LineageRow]:
 
 
 def _seeds(db: sqlite3.Connection, target: PurgeTarget) -> list[LineageRow]:
+    if target.expired_at_ms is not None:
+        return _rows(
+            db,
+            f"SELECT {_COLS} {_FROM} WHERE r.expires_at_ms <= ? AND r.status = 'active' "
+            "ORDER BY r.expires_at_ms LIMIT ?",
+            target.expired_at_ms,
+            EXPIRY_BATCH,
+        )
     if target.memory_ids is not None:
         rows = _rows(db, f"SELECT {_COLS} {_FROM} WHERE r.id IN {_IDS}", json.dumps(target.memory_ids))
         return own_records(rows, target)
@@ -94,7 +102,7 @@ def take(db: sqlite3.Connection, realm: str, target: PurgeTarget, by: dict[str, 
     ]
     counts.promotions = db.execute(f"DELETE FROM promotions WHERE record_id IN {_IDS}", (ids,)).rowcount
     counts.audit_rows = db.execute(f"DELETE FROM audit WHERE record_id IN {_IDS}", (ids,)).rowcount
-    if target.memory_ids is None:
+    if target.memory_ids is None and target.expired_at_ms is None:
         who = target.identity
         proposals = json.dumps(
             [
@@ -140,7 +148,7 @@ def take(db: sqlite3.Connection, realm: str, target: PurgeTarget, by: dict[str, 
     return Taken(receipt, texts, int(newest))
 
 
-def scrub(db: sqlite3.Connection, name: str, *, deadline_s: float = 30.0) -> bool:
+def rewrite(db: sqlite3.Connection, name: str, *, deadline_s: float = 30.0) -> bool:
     """Rewrite ``db``'s file from its live rows and cut its WAL to nothing; whether it could
     (a reader in the way past ``deadline_s``: the caller reports the purge incomplete)."""
     db.execute("VACUUM")
@@ -156,7 +164,9 @@ def scrub(db: sqlite3.Connection, name: str, *, deadline_s: float = 30.0) -> boo
         time.sleep(0.05)
 
 
-def purge_vector_file(path: Path, docs: Collection[tuple[int, int]], newest_doc: int) -> tuple[int, bool]:
+def purge_vector_file(
+    path: Path, docs: Collection[tuple[int, int]], newest_doc: int, *, scrub: bool = True
+) -> tuple[int, bool]:
     """Delete purged records' vectors from a vector file no store has open (the realm ranks
     lexically now); (how many, whether the file was rewritten). No file: nothing to do."""
     if not path.is_file():
@@ -173,9 +183,9 @@ def purge_vector_file(path: Path, docs: Collection[tuple[int, int]], newest_doc:
             lower_mark(db, "embedded_upto", newest_doc)
         except sqlite3.OperationalError:  # no vectors table: a file never filled
             db.execute("ROLLBACK")
-            return 0, scrub(db, path.name)
+            return 0, rewrite(db, path.name) if scrub else True
         db.execute("COMMIT")
-        return deleted, scrub(db, path.name)
+        return deleted, rewrite(db, path.name) if scrub else True
     finally:
         db.close()
 

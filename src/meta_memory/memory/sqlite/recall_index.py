@@ -773,9 +773,9 @@ class RecallIndexFile:
 
     def scrub(self) -> bool:
         """Rewrite the file from its live rows and cut its WAL (after :meth:`purge_docs`)."""
-        from .purge import scrub
+        from .purge import rewrite
 
-        return scrub(self._db, self.path.name)
+        return rewrite(self._db, self.path.name)
 
     def close(self) -> None:
         self._db.close()

@@ -443,7 +443,8 @@ class SqliteRealmStore:
             return None
         # The doc alone first (see _TxnView.has): nearly every remember finds none.
         found = self._db.execute(
-            "SELECT doc FROM records WHERE scope_id = ? AND content_hash = ? AND status = 'active' LIMIT 1",
+            "SELECT doc FROM records WHERE scope_id = ? AND content_hash = ? AND status = 'active' "
+            "AND expires_at_ms IS NULL LIMIT 1",
             (scope_id, record.content_hash),
         ).fetchone()
         if found is None:
@@ -651,6 +652,27 @@ class SqliteRealmStore:
             PurgeIncomplete: the rows are gone but a file could not be rewritten (a reader held its WAL
                 too long); purging the same target again finishes it.
         """
+        return self._erase(target, by, scrub=True)
+
+    def expire_due(self, now_ms: int) -> PurgeReceipt | None:
+        """Delete up to EXPIRY_BATCH active records whose expiry has come by ``now_ms``, with their
+        lineages and derived data (the files are not rewritten: a purge does that); the receipt,
+        or ``None`` when none was due. A store whose files the budget closed is left until it is
+        used again (its reads judge expiry meanwhile)."""
+        if not self._files_open:
+            return None
+        with self._lock:
+            (due,) = self._db.execute(
+                "SELECT EXISTS (SELECT 1 FROM records WHERE expires_at_ms <= ? AND status = 'active')",
+                (now_ms,),
+            ).fetchone()
+            if not due:
+                return None
+            return self._erase(
+                PurgeTarget.expired(now_ms), {"kind": "expiry", "principal": None}, scrub=False
+            )
+
+    def _erase(self, target: PurgeTarget, by: dict[str, Any], *, scrub: bool) -> PurgeReceipt:
         with self._lock:
             with self._write() as db:
                 taken = sqlite_purge.take(db, self.realm, target, by, self._clock.now_ms())
@@ -660,11 +682,14 @@ class SqliteRealmStore:
             vector_path = StateLayout.vector_path(self.path)
             if self._vectors is not None:
                 counts.vectors = self._vectors.purge_docs(docs, taken.newest_doc)
-                scrubbed = self._vectors.scrub()
+                scrubbed = self._vectors.scrub() if scrub else True
             else:  # lexical recall: a vector file hybrid recall left still holds their vectors
-                counts.vectors, scrubbed = sqlite_purge.purge_vector_file(vector_path, docs, taken.newest_doc)
-            scrubbed &= self._keeper.index.scrub()
-            scrubbed &= sqlite_purge.scrub(self._db, self._shown)
+                counts.vectors, scrubbed = sqlite_purge.purge_vector_file(
+                    vector_path, docs, taken.newest_doc, scrub=scrub
+                )
+            if scrub:
+                scrubbed &= self._keeper.index.scrub()
+                scrubbed &= sqlite_purge.rewrite(self._db, self._shown)
         if not scrubbed:
             raise PurgeIncomplete(str(taken.receipt.receipt_id))
         return taken.receipt

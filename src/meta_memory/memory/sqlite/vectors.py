@@ -271,10 +271,10 @@ class VectorFile:
 
     def scrub(self) -> bool:
         """Rewrite the file from its live rows and cut its WAL (after :meth:`purge_docs`)."""
-        from .purge import scrub
+        from .purge import rewrite
 
         with self._lock:
-            return scrub(self._db, self.path.name)
+            return rewrite(self._db, self.path.name)
 
     def truncate_wal(self) -> bool:
         """Cut the file's WAL to nothing if nobody is in the way (the indexing process, idle); whether it did."""

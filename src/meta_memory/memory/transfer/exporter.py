@@ -10,6 +10,7 @@ originals of released quarantine), so every lineage link of the realm is in the 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 
 from ..records import Scope, Status
@@ -29,6 +30,7 @@ def export_realms(
     include_history: bool = False,
     realm: str | None = None,
     identity: str | None = None,
+    now_ms: int | None = None,
 ) -> int:
     """Write the export of ``stores`` (in the order given) through ``write``; returns how many
     records it holds.
@@ -36,13 +38,18 @@ def export_realms(
     Args:
         realm: the realm the caller selected (named in the header; ``stores`` holds its store).
         identity: export only that identity's records.
+        now_ms: expiry is judged at this time: an active record whose expiry has come is left
+            out (the upkeep deletes it); ``None``: the wall clock.
     """
+    now = now_ms if now_ms is not None else int(time.time() * 1000)
     write(header_line(ExportHeader(include_history, realm, identity)))
     written = 0
     for store in stores:
         scope = Scope.identity(store.realm, identity) if identity is not None else None
         with store.exporting(statuses=HISTORY if include_history else CURRENT, scope=scope) as records:
             for record in records:
+                if record.live_expired(now):
+                    continue
                 write(record_line(record))
                 written += 1
     return written

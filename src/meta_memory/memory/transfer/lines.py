@@ -134,6 +134,8 @@ def record_line(record: Record) -> bytes:
     wire = record.to_wire()
     del wire["usage"]
     wire["status"] = _status_wire(record)
+    if record.expires_at_ms is not None:  # absent when it never expires (files of older releases)
+        wire["expires_at_ms"] = record.expires_at_ms
     return encode_line({"content_hash": record.content_hash, "realm": record.scope.realm, "record": wire})
 
 
@@ -369,7 +371,7 @@ def record_from_line(value: dict[str, Any]) -> Record:
     realm = d["realm"]
     if (problem := realm_problem(realm)) is not None or realm != realm.strip():
         raise _malformed(f"realm {problem or 'must not begin or end with whitespace'}")
-    r = _keys(d["record"], "record", _RECORD_KEYS)
+    r = _keys(d["record"], "record", _RECORD_KEYS, frozenset({"expires_at_ms"}))
     if not isinstance(r["ever_quarantined"], bool):
         raise _malformed("record.ever_quarantined must be true or false")
     status = _keys(r["status"], "record.status", frozenset({"status"}), frozenset({"by", "reason"}))
@@ -398,5 +400,6 @@ def record_from_line(value: dict[str, Any]) -> Record:
         superseded_by=None if status.get("by") is None else _memory_id(status["by"], "record.status.by"),
         quarantine_reason=_str(status, "reason", "record.status", optional=True),
         working_set_rank=_int(r, "working_set_rank", "record", _INT32, optional=True),
+        expires_at_ms=_int(r, "expires_at_ms", "record", (1, 2**53 - 1), optional=True),
     )
     return record
