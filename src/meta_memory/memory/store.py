@@ -392,7 +392,7 @@ class RealmStore(PanelReads, StewardReads, SessionReads, Protocol):
         realm's ``purge`` audit row.
 
         Raises:
-            UnknownRecord: ``target.memory_id`` is not a record of the identity's scope.
+            UnknownRecord: one of ``target.memory_ids`` is not a record of the identity's scope.
             PurgeIncomplete: the rows are gone but not yet every copy the backend keeps.
         """
         ...

@@ -648,7 +648,7 @@ class SqliteRealmStore:
         derived files so no page or WAL keeps their text. Writes to the realm wait meanwhile.
 
         Raises:
-            UnknownRecord: ``target.memory_id`` is not a record of the identity's scope.
+            UnknownRecord: one of ``target.memory_ids`` is not a record of the identity's scope.
             PurgeIncomplete: the rows are gone but a file could not be rewritten (a reader held its WAL
                 too long); purging the same target again finishes it.
         """
