@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import json
 import os
@@ -124,6 +125,24 @@ class Backend:
         return out
 
 
+_DROPPED = [0]
+# Every schema a test creates and drops leaves dead rows in the system catalogs; a server without
+# autovacuum (as a test server often is) lets them pile up until every DDL statement slows down
+# (measured here: pg_attribute at 2.1 million dead rows, the suite 40% slower). A vacuum of the
+# catalogs this often keeps them small.
+_RECLAIM_EVERY = 100
+_CATALOGS = "pg_catalog.pg_attribute, pg_catalog.pg_class, pg_catalog.pg_depend, pg_catalog.pg_type"
+
+
+def _reclaim_catalog(admin: Any) -> None:
+    _DROPPED[0] += 1
+    if _DROPPED[0] % _RECLAIM_EVERY == 0:
+        import psycopg
+
+        with contextlib.suppress(psycopg.Error):  # not allowed to: the suite is only slower
+            admin.execute(f"VACUUM {_CATALOGS}")
+
+
 def _postgres_schema() -> Iterator[str]:
     import psycopg
 
@@ -142,6 +161,7 @@ def _postgres_schema() -> Iterator[str]:
         finally:
             admin.execute("SET lock_timeout = '10s'")  # a runtime the test leaked must not hang the suite
             admin.execute(f"DROP SCHEMA {schema} CASCADE")
+            _reclaim_catalog(admin)
 
 
 _INSERT = re.compile(r"^\s*INSERT INTO (\w+) \(", re.IGNORECASE)
