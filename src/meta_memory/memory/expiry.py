@@ -48,11 +48,7 @@ class ExpirySweep:
     def run_upkeep(self) -> None:
         if self._closed:
             return
-        more = False
-        try:
-            more = self.sweep()
-        except Exception:  # pragma: no cover - a store failing now is tried again next time
-            _log.exception("expiry sweep failed; tried again in %.0f s", SWEEP_EVERY_S)
+        more = self.sweep()
         if not self._closed:
             self._worker.schedule(self, _AGAIN_S if more else SWEEP_EVERY_S)
 
@@ -61,7 +57,13 @@ class ExpirySweep:
         memory = self._memory
         more = False
         for realm, store in memory.open_stores():
-            receipt = store.expire_due(memory.clock.now_ms())
+            try:
+                receipt = store.expire_due(memory.clock.now_ms())
+            except Exception as exc:  # a store failing now (its database down) is tried next time
+                _log.warning(
+                    "expiry sweep of realm %r failed, tried again in %.0f s: %s", realm, SWEEP_EVERY_S, exc
+                )
+                continue
             if receipt is None or not receipt.records:
                 continue
             memory.events.emit(
