@@ -298,7 +298,8 @@ class AgentMemoryPurgeReceipt:
         identity: whose memory was purged.
         memory_ids: the records asked for; ``None`` for a purge of the whole identity.
         purged_at_ms: when (Unix ms).
-        by: who purged: ``kind`` (application, console, cli) and the authenticated ``principal``.
+        by: who purged: ``kind`` (application, console, or expiry for the upkeep) and the
+            authenticated ``principal``.
         records: every record erased.
         removed: how many rows of each other kind went with them (audit rows, injections,
             proposals, promotions, harvests, sessions, verdicts, vectors, events).

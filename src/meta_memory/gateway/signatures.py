@@ -477,7 +477,7 @@ PURGE_RESULT = obj(
         ),
         "purged_at_ms": integer(minimum=0),
         "by": obj(
-            description="Who purged: `kind` (application, console, cli) and the authenticated `principal`."
+            description="Who purged: `kind` (application, console, or expiry for the upkeep) and the authenticated `principal` (`local:<user>` for `meta_gateway purge` on a state dir)."
         ),
         "records": array(PURGED_RECORD, "Every record erased: ids and content hashes, never content."),
         "removed": obj(

@@ -123,7 +123,7 @@ class PurgeReceipt:
     identity: str
     memory_ids: tuple[str, ...] | None
     purged_at_ms: int
-    by: dict[str, Any]  # who purged: {kind: application | console | cli, principal}
+    by: dict[str, Any]  # who purged: {kind: application | console | expiry, principal}
     records: tuple[PurgedRecord, ...]
     counts: PurgeCounts = field(default_factory=PurgeCounts)
 
