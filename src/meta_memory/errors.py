@@ -209,12 +209,12 @@ class StoreUnavailable(StorageRefused):
 
 class PurgeIncomplete(StorageRefused):
     """A purge deleted its rows but could not yet rewrite every file that held them (a reader
-    held one too long): the same purge, asked again, finishes it."""
+    held one too long): the rewrite is owed, and the upkeep or the next purge of the realm does it."""
 
     def __init__(self, receipt_id: str) -> None:
         super().__init__(
             "the purge deleted its records but could not yet rewrite every file of the realm "
-            "(a reader held one); purge the same target again to finish",
+            "(a reader held one); the upkeep finishes it within a minute",
             data={"kind": "purge_incomplete", "receipt_id": receipt_id},
         )
 

@@ -412,7 +412,7 @@ def purge_agent_memory(
             message names them).
         AccessDenied: the caller may not purge this identity's memory.
         StorageRefused: the realm's store cannot be served, or the purge could not finish
-            rewriting its files (``purge_incomplete``: the same call again finishes it).
+            rewriting its files (``purge_incomplete``: the rewrite is owed, and the upkeep does it).
     """
     params = _drop_none(
         identity=identity, memory_id=memory_id, memory_ids=memory_ids, realm=realm, all=all or None

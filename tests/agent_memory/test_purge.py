@@ -205,6 +205,8 @@ def test_a_record_purge_names_a_record_of_the_identity_and_an_identity_purge_say
         _purge(bench, identity="lead", memory_id=mine, all=True)
     with pytest.raises(InvalidParams, match="memory_ids must be an array of 1 to 1000"):
         _purge(bench, identity="lead", memory_ids=[])
+    with pytest.raises(InvalidParams, match="memory_ids must be an array of 1 to 1000"):
+        _purge(bench, identity="lead", memory_ids=[mine] * 1001)
     with pytest.raises(UnknownRecord):  # one of them another identity's: nothing is purged
         _purge(bench, identity="lead", memory_ids=[mine, theirs])
     assert bench.sdk(GET, {"identity": "scout", "memory_id": theirs})["record"]["status"] == "active"
@@ -298,3 +300,42 @@ def test_a_record_written_after_the_newest_records_were_purged_is_recalled(bench
     found = bench.sdk("meta/agent_memory/recall", {"identity": "scout", "query_text": "espresso grinder"})
     assert [r["memory_id"] for r in found["records"]] == [new]
     assert bench.sdk("meta/agent_memory/recall", {"identity": "lead", "query_text": "cello"})["records"] == []
+
+
+@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+def test_a_rewrite_a_reader_held_up_is_owed_and_the_upkeep_finishes_it(
+    bench: Bench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite: a reader holding the realm file's WAL makes the rewrite give up (purge_incomplete,
+    the rows already gone); the rewrite stays owed in the realm file and the upkeep's sweep does it
+    once the reader has gone, so no file keeps the text."""
+    import sqlite3
+
+    from meta_memory.errors import PurgeIncomplete
+    from meta_memory.memory.sqlite import purge as sqlite_purge
+
+    monkeypatch.setattr(sqlite_purge, "REWRITE_WAIT_S", 0.2)
+    target = bench.remember("lead", "Secret plan", f"The plan is {ALICE[0]}.")
+    for n in range(50):
+        bench.remember("scout", f"Filler {n}", f"{BOB[0]} filler {n} " + "lorem " * 40)
+    store: Any = bench.store()
+    store._db.execute("PRAGMA secure_delete = OFF")  # as on SQLite builds without it
+    owed = "SELECT count(*) FROM store_meta WHERE key = 'rewrite_pending'"
+    reader = sqlite3.connect(bench.runtime.layout.realm_db_path("default"), isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM records").fetchone()  # holds its snapshot
+        with pytest.raises(PurgeIncomplete):
+            _purge(bench, identity="lead", memory_id=target)
+        with pytest.raises(UnknownRecord):
+            bench.sdk(GET, {"identity": "lead", "memory_id": target})
+        assert store._db.execute(owed).fetchone() == (1,)
+    finally:
+        reader.close()
+    memory = bench.runtime.agent_memory
+    assert memory is not None
+    memory.expiry.sweep()
+    assert store._db.execute(owed).fetchone() == (0,)
+    bench.runtime.close()
+    stored = _files_text(bench.runtime.layout.root)
+    assert ALICE[0].encode() not in stored and BOB[0].encode() in stored

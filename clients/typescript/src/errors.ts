@@ -269,7 +269,7 @@ export class StoreUnavailable extends StorageRefused {
 }
 
 /** A purge deleted its records but could not yet rewrite every file of the realm (a reader held
- * one): the same purge, asked again, finishes it. `data`: `{kind: "purge_incomplete", receipt_id}`. */
+ * one): the rewrite is owed and the gateway's upkeep does it. `data`: `{kind: "purge_incomplete", receipt_id}`. */
 export class PurgeIncomplete extends StorageRefused {
   static readonly kind = "purge_incomplete";
   override readonly name: string = "PurgeIncomplete";

@@ -24,9 +24,11 @@ from ..codec import dumps
 from ..purge import EXPIRY_BATCH, LineageRow, PurgeCounts, PurgeReceipt, PurgeTarget, lineage, own_records
 from .checkpoint import truncate_wal
 
-__all__ = ["Taken", "docs_of", "lower_mark", "purge_vector_file", "rewrite", "take"]
+__all__ = ["Taken", "docs_of", "lower_mark", "purge_vector_file", "rewrite", "rewrite_path", "take"]
 
 _log = logging.getLogger("meta_memory.purge")
+
+REWRITE_WAIT_S = 30.0  # how long a rewrite waits for a reader to let go of a file's WAL
 
 _COLS = "r.doc, r.id, s.kind, s.key, r.status, r.content_hash, r.supersedes, r.superseded_by, r.derived_from"
 _FROM = "FROM records r JOIN scopes s ON s.scope_id = r.scope_id"
@@ -148,9 +150,10 @@ def take(db: sqlite3.Connection, realm: str, target: PurgeTarget, by: dict[str, 
     return Taken(receipt, texts, int(newest))
 
 
-def rewrite(db: sqlite3.Connection, name: str, *, deadline_s: float = 30.0) -> bool:
+def rewrite(db: sqlite3.Connection, name: str) -> bool:
     """Rewrite ``db``'s file from its live rows and cut its WAL to nothing; whether it could
-    (a reader in the way past ``deadline_s``: the caller reports the purge incomplete)."""
+    (a reader in the way past :data:`REWRITE_WAIT_S`: the caller reports the purge incomplete)."""
+    deadline_s = REWRITE_WAIT_S
     db.execute("VACUUM")
     stop = time.monotonic() + deadline_s
     while True:
@@ -164,13 +167,11 @@ def rewrite(db: sqlite3.Connection, name: str, *, deadline_s: float = 30.0) -> b
         time.sleep(0.05)
 
 
-def purge_vector_file(
-    path: Path, docs: Collection[tuple[int, int]], newest_doc: int, *, scrub: bool = True
-) -> tuple[int, bool]:
+def purge_vector_file(path: Path, docs: Collection[tuple[int, int]], newest_doc: int) -> int:
     """Delete purged records' vectors from a vector file no store has open (the realm ranks
-    lexically now); (how many, whether the file was rewritten). No file: nothing to do."""
+    lexically now) and lower its mark; how many. No file, or one never filled: nothing to do."""
     if not path.is_file():
-        return 0, True
+        return 0
     db = sqlite3.connect(path, isolation_level=None)
     try:
         db.execute("PRAGMA busy_timeout = 5000")
@@ -183,9 +184,21 @@ def purge_vector_file(
             lower_mark(db, "embedded_upto", newest_doc)
         except sqlite3.OperationalError:  # no vectors table: a file never filled
             db.execute("ROLLBACK")
-            return 0, rewrite(db, path.name) if scrub else True
+            return 0
         db.execute("COMMIT")
-        return deleted, rewrite(db, path.name) if scrub else True
+        return deleted
+    finally:
+        db.close()
+
+
+def rewrite_path(path: Path) -> bool:
+    """:func:`rewrite` for a file no store has open (a lexical realm's vector file); none: done."""
+    if not path.is_file():
+        return True
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("PRAGMA busy_timeout = 5000")
+        return rewrite(db, path.name)
     finally:
         db.close()
 

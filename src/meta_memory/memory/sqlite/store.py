@@ -93,6 +93,8 @@ __all__ = ["REALM_PAGE_SIZE", "SqliteRealmStore"]
 VECTOR_NUDGE_GAP_S = 1.0
 
 _log = logging.getLogger(__name__)
+# store_meta key: a purge deleted rows whose files are not rewritten yet (see _finish_rewrite).
+REWRITE_PENDING = "rewrite_pending"
 
 _SESSION_DIALECT = Dialect("?")
 
@@ -233,6 +235,7 @@ class SqliteRealmStore:
         try:
             if self._files_open:
                 self.flush_usage()
+                self._finish_rewrite()  # an owed purge rewrite is not left for the next open
                 self._stop_upkeep()
                 self._close_handles()
             return True
@@ -650,7 +653,7 @@ class SqliteRealmStore:
         Raises:
             UnknownRecord: one of ``target.memory_ids`` is not a record of the identity's scope.
             PurgeIncomplete: the rows are gone but a file could not be rewritten (a reader held its WAL
-                too long); purging the same target again finishes it.
+                too long); the rewrite is owed (_finish_rewrite).
         """
         return self._erase(target, by, scrub=True)
 
@@ -662,6 +665,7 @@ class SqliteRealmStore:
         if not self._files_open:
             return None
         with self._lock:
+            self._finish_rewrite()  # a purge that could not rewrite the files: the upkeep retries
             (due,) = self._db.execute(
                 "SELECT EXISTS (SELECT 1 FROM records WHERE expires_at_ms <= ? AND status = 'active')",
                 (now_ms,),
@@ -674,25 +678,45 @@ class SqliteRealmStore:
 
     def _erase(self, target: PurgeTarget, by: dict[str, Any], *, scrub: bool) -> PurgeReceipt:
         with self._lock:
+            if scrub:
+                self._finish_rewrite()  # an earlier purge's, before this one can fail on its ids
             with self._write() as db:
                 taken = sqlite_purge.take(db, self.realm, target, by, self._clock.now_ms())
+                if scrub:  # in the deletes' own transaction: a crash before the rewrite leaves it owed
+                    db.execute(
+                        "INSERT INTO store_meta (key, value) VALUES (?, ?) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                        (REWRITE_PENDING, str(taken.receipt.receipt_id)),
+                    )
             docs = sqlite_purge.docs_of(taken.texts)
             self._keeper.index.purge_docs(taken.texts, taken.newest_doc)
             counts = taken.receipt.counts
-            vector_path = StateLayout.vector_path(self.path)
             if self._vectors is not None:
                 counts.vectors = self._vectors.purge_docs(docs, taken.newest_doc)
-                scrubbed = self._vectors.scrub() if scrub else True
             else:  # lexical recall: a vector file hybrid recall left still holds their vectors
-                counts.vectors, scrubbed = sqlite_purge.purge_vector_file(
-                    vector_path, docs, taken.newest_doc, scrub=scrub
+                counts.vectors = sqlite_purge.purge_vector_file(
+                    StateLayout.vector_path(self.path), docs, taken.newest_doc
                 )
-            if scrub:
-                scrubbed &= self._keeper.index.scrub()
-                scrubbed &= sqlite_purge.rewrite(self._db, self._shown)
-        if not scrubbed:
-            raise PurgeIncomplete(str(taken.receipt.receipt_id))
+            if scrub and not self._finish_rewrite():
+                raise PurgeIncomplete(str(taken.receipt.receipt_id))
         return taken.receipt
+
+    def _finish_rewrite(self) -> bool:
+        """Rewrite the realm's files if a purge left that owed (``store_meta`` ``rewrite_pending``,
+        written with its deletes; cleared once every file is rewritten): by the purge itself, the
+        next purge, or the upkeep's expiry sweep. Whether nothing is owed now. Under the lock."""
+        if self._db.execute("SELECT 1 FROM store_meta WHERE key = ?", (REWRITE_PENDING,)).fetchone() is None:
+            return True
+        if self._vectors is not None:
+            done = self._vectors.scrub()
+        else:
+            done = sqlite_purge.rewrite_path(StateLayout.vector_path(self.path))
+        done = self._keeper.index.scrub() and done
+        done = sqlite_purge.rewrite(self._db, self._shown) and done
+        if done:
+            self._db.execute("DELETE FROM store_meta WHERE key = ?", (REWRITE_PENDING,))
+            self._checkpointer.nudge(self._db)
+        return done
 
     # -- reads ----------------------------------------------------------------------------------
 
