@@ -11,43 +11,18 @@ import json
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from meta_memory import Meta
 from meta_memory.memory.sqlite.backup import MANIFEST_FILE
 
-from ..conftest import free_port, gateway_command, wait_until_listening
-
-CONFIG = '[memory]\nkind = "local_json"\n\n[agent_memory]\nrecall = "{recall}"\n'
+from ..conftest import gateway_command
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([gateway_command(), *args], capture_output=True, text=True, timeout=300)
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[Path, str]]:
-    state = tmp_path / "state"
-    config = tmp_path / "meta.toml"
-    config.write_text(CONFIG.format(recall="hybrid"))
-    port = free_port()
-    log = (tmp_path / "gateway.log").open("wb")
-    proc = subprocess.Popen(
-        [gateway_command(), "serve", "--state-dir", str(state), "--config", str(config), "--port", str(port)],
-        stdout=log,
-        stderr=log,
-    )
-    try:
-        wait_until_listening(proc, port)
-        yield state, f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
-        log.close()
 
 
 def _remember(client: httpx.Client, base: str, n: int) -> str:

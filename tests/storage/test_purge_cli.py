@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from meta_memory import Meta
@@ -69,66 +70,42 @@ def test_purge_refuses_bad_usage_and_a_missing_state_dir(tmp_path: Path) -> None
     assert both.returncode == 2
 
 
-def test_a_purge_through_a_served_gateway_leaves_no_byte_of_the_text_once_it_stops(tmp_path: Path) -> None:
+def test_a_purge_through_a_served_gateway_leaves_no_byte_of_the_text_once_it_stops(
+    served: tuple[Path, str], stop_served: Callable[[], None]
+) -> None:
     """``meta_gateway serve`` (hybrid recall: its indexing process fills the recall-index and vector
     files) purges over HTTP; once it has stopped, no file under the state dir holds the text."""
     import httpx
 
-    from ..conftest import free_port, wait_until_listening
+    state, url = served
+    base = f"{url}/rpc"
 
-    state, config = tmp_path / "state", tmp_path / "meta.toml"
-    config.write_text('[memory]\nkind = "local_json"\n\n[agent_memory]\nrecall = "hybrid"\n')
-    port = free_port()
-    with (tmp_path / "gateway.log").open("wb") as log:
-        proc = subprocess.Popen(
-            [
-                gateway_command(),
-                "serve",
-                "--state-dir",
-                str(state),
-                "--config",
-                str(config),
-                "--port",
-                str(port),
-            ],
-            stdout=log,
-            stderr=log,
+    def rpc(method: str, params: dict[str, object]) -> dict[str, object]:
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        reply: dict[str, object] = httpx.post(base, json=body, timeout=60).json()
+        assert "result" in reply, reply
+        result = reply["result"]
+        assert isinstance(result, dict)
+        return result
+
+    for n in range(60):
+        rpc(
+            "meta/agent_memory/remember",
+            {"identity": "lead", "title": f"L{n}", "body": f"{MARK}{n} lead."},
         )
-        try:
-            wait_until_listening(proc, port)
-            base = f"http://127.0.0.1:{port}/rpc"
-
-            def rpc(method: str, params: dict[str, object]) -> dict[str, object]:
-                body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-                reply: dict[str, object] = httpx.post(base, json=body, timeout=60).json()
-                assert "result" in reply, reply
-                result = reply["result"]
-                assert isinstance(result, dict)
-                return result
-
-            for n in range(60):
-                rpc(
-                    "meta/agent_memory/remember",
-                    {"identity": "lead", "title": f"L{n}", "body": f"{MARK}{n} lead."},
-                )
-                rpc(
-                    "meta/agent_memory/remember",
-                    {"identity": "scout", "title": f"S{n}", "body": f"qzscoutkeep{n}."},
-                )
-            # Recall until the indexing process has caught up (hybrid recall: vectors too).
-            for _ in range(200):
-                found = rpc("meta/agent_memory/recall", {"identity": "lead", "query_text": f"{MARK}59"})
-                if found["records"] and not found["vectors_behind"]:
-                    break
-            receipt = rpc("meta/agent_memory/purge", {"identity": "lead", "all": True})
-            assert len(receipt["records"]) == 60  # type: ignore[arg-type]
-            assert (
-                rpc("meta/agent_memory/recall", {"identity": "lead", "query_text": f"{MARK}59"})["records"]
-                == []
-            )
-        finally:
-            proc.terminate()
-            proc.wait(timeout=60)
+        rpc(
+            "meta/agent_memory/remember",
+            {"identity": "scout", "title": f"S{n}", "body": f"qzscoutkeep{n}."},
+        )
+    # Recall until the indexing process has caught up (hybrid recall: vectors too).
+    for _ in range(200):
+        found = rpc("meta/agent_memory/recall", {"identity": "lead", "query_text": f"{MARK}59"})
+        if found["records"] and not found["vectors_behind"]:
+            break
+    receipt = rpc("meta/agent_memory/purge", {"identity": "lead", "all": True})
+    assert len(receipt["records"]) == 60  # type: ignore[arg-type]
+    assert rpc("meta/agent_memory/recall", {"identity": "lead", "query_text": f"{MARK}59"})["records"] == []
+    stop_served()
     stored = _files(state)
     assert MARK.encode() not in stored
     assert all(f"qzscoutkeep{n}".encode() in stored for n in range(60))
