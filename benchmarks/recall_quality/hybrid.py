@@ -40,7 +40,13 @@ from paraphrase import paraphrase_scopes
 
 from meta_memory.memory.embedding import DEFAULT_MODEL, MODELS, load_embedder
 from meta_memory.memory.recall import query_terms
-from meta_memory.memory.recall.fusion import DEFAULT_HYBRID, HybridParams, hybrid, lexical_candidates
+from meta_memory.memory.recall.fusion import (
+    DEFAULT_HYBRID,
+    HybridParams,
+    hybrid,
+    lexical_candidates,
+    near_enough,
+)
 from meta_memory.memory.recall.neighbours import MIN_SIMILARITY, decode_vectors, vector_bytes
 from meta_memory.memory.recall.scorer import Ranking
 
@@ -150,8 +156,7 @@ def as_recall(j: Judged, k: int) -> list[int]:
     """``DEFAULT_HYBRID`` as the recall provider runs it (recall/hybrid.py): the lexical ranking
     to ``k + protect`` only, the neighbours at least MIN_SIMILARITY near, ``depth`` of them, and
     the lexical score of each neighbour below the lexical head."""
-    params = DEFAULT_HYBRID
-    semantic = [(doc, s) for doc, s in j.semantic[: params.depth] if s >= MIN_SIMILARITY]
+    semantic, params = near_enough(j.semantic, MIN_SIMILARITY)
     if not semantic:
         return [doc for doc, _ in j.lexical[:k]]
     lexical = lexical_candidates(j.lexical[: k + params.protect], semantic, j.scored)
@@ -171,6 +176,9 @@ def candidates() -> dict[str, HybridParams]:
         ),
         "hybrid convex, floors 0, lexical 0.4, protect 4": HybridParams(
             "convex", 0.4, lexical_floor=0.0, semantic_floor=0.0, protect=4
+        ),
+        "hybrid convex, floors 0, lexical 0.4, protect 5 (the default to e85f6cd)": HybridParams(
+            "convex", 0.4, lexical_floor=0.0, semantic_floor=0.0, protect=5
         ),
     }
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import ConfigError, StorageRefused
-from .memory.embedding.models import DEFAULT_MODEL, MODELS
+from .memory.embedding.models import DEFAULT_MODEL, MODELS, current_model
 from .memory.recall.ann import ANN_MIN_VECTORS
 from .names import realm_problem
 
@@ -111,9 +111,10 @@ NonEmpty = Annotated[str, BeforeValidator(_nonempty_str)]
 
 
 def _embedding_model(value: Any) -> str:
-    if not isinstance(value, str) or value not in MODELS:
+    """A model id of MODELS; a retired id is read as the model that replaced it."""
+    if not isinstance(value, str) or current_model(value) not in MODELS:
         raise ValueError(f"must be one of {', '.join(sorted(MODELS))} (got {value!r})")
-    return value
+    return current_model(value)
 
 
 OptionalStr = Annotated[str | None, BeforeValidator(_optional_str)]

@@ -69,8 +69,8 @@ TEXTS = [
 ]
 
 
-def test_it_is_the_default_and_the_float_activation_model_stays_available() -> None:
-    assert DEFAULT_MODEL == DYNAMIC
+def test_it_is_offered_beside_the_default_and_the_float_activation_model_stays_available() -> None:
+    assert DEFAULT_MODEL == "all-minilm-l6-v2-static-sif" and DYNAMIC in MODELS
     dynamic, plain = MODELS[DYNAMIC], MODELS["all-minilm-l6-v2-int8"]
     assert dynamic.onnx == plain.onnx and dynamic.vocab == plain.vocab  # derived, not another file
     assert (dynamic.derive, dynamic.max_batch) == ("dynamic_int8", 1)

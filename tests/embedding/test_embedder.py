@@ -23,7 +23,7 @@ def test_the_embedder_satisfies_the_protocol(embedder: OnnxEmbedder) -> None:
     assert (embedder.dim, embedder.max_tokens) == {
         "all-minilm-l6-v2-int8": (384, 256),
         "all-minilm-l6-v2-int8-dynamic": (384, 256),
-        "all-minilm-l6-v2-static": (384, 256),
+        "all-minilm-l6-v2-static-sif": (384, 256),
         "bge-small-en-v1.5-int8": (384, 512),
     }[embedder.model_id]
 

@@ -102,7 +102,7 @@ def test_a_question_is_nearest_to_its_paraphrase_among_unrelated_facts(embedder:
     related = np.diag(similarity)
     unrelated = similarity[~np.eye(len(PARAPHRASES), dtype=bool)].reshape(len(PARAPHRASES), -1)
     nearest_is_its_own = int(np.sum(related > unrelated.max(axis=1)))
-    if embedder.model_id == "all-minilm-l6-v2-static":
+    if embedder.model_id == "all-minilm-l6-v2-static-sif":
         # Averaged word-piece vectors know words, not sentences: 5 of 7 here, by a thin margin
         # (a random embedding finds 1 in 7); docs/benchmarks.md has its recall on the dev sets.
         assert nearest_is_its_own >= 5, similarity.round(2)

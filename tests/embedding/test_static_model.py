@@ -1,21 +1,27 @@
-"""``all-minilm-l6-v2-static``: word-piece vectors distilled from all-MiniLM-L6-v2, averaged by
-log-rank weight. Checked against the source model run independently (each piece alone through
+"""``all-minilm-l6-v2-static-sif``: word-piece vectors distilled from all-MiniLM-L6-v2, averaged by
+smooth inverse frequency weight. Checked against the source model run independently (each piece alone through
 ``OnnxEmbedder.embed``), for order independence (a text's vector does not depend on what was
 embedded before it in the process), and end to end as a realm's hybrid model."""
 
 from __future__ import annotations
 
+import contextlib
+import math
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from meta_memory import Meta
+from meta_memory.config import load_config_dict
 from meta_memory.memory.embedding import MODELS, OnnxEmbedder, load_embedder
 from meta_memory.memory.embedding.static_embedder import StaticEmbedder
+from meta_memory.storage.layout import StateLayout
 
 from .conftest import loaded
 
-STATIC = "all-minilm-l6-v2-static"
+STATIC = "all-minilm-l6-v2-static-sif"
 TEXTS = [
     "Sam is vegetarian and allergic to peanuts.",
     "The team flies to Lisbon on the ninth for the offsite.",
@@ -48,15 +54,19 @@ def test_a_one_piece_text_is_that_pieces_vector_from_the_source_model() -> None:
         assert float(got @ expected) > 0.99999
 
 
-def test_a_text_is_the_log_rank_weighted_mean_of_its_pieces() -> None:
+def test_a_text_is_the_smooth_inverse_frequency_weighted_mean_of_its_pieces() -> None:
     source: OnnxEmbedder = loaded("all-minilm-l6-v2-int8")
-    text = "harbor espresso deploys"
+    text = "the harbor espresso deploys"
     (ids,) = source.token_ids([text])
     pieces = ids[1:-1]
     # The oracle: each piece embedded alone by the source (its [CLS] piece [SEP] run), weighted by
-    # log(1 + rank), summed in float64, normalized.
+    # 1e-4 / (1e-4 + p), p = (1 / (id + 11)) over the sum of 1 / (r + 10) for r = 1 .. 30,522
+    # (Zipf's law from the vocabulary's rank), summed in float64, normalized.
+    harmonic = math.fsum(1.0 / (r + 10) for r in range(1, 30_523))
+    weights = [1e-4 / (1e-4 + (1.0 / (p + 11)) / harmonic) for p in pieces]
+    assert min(weights) < 0.7 < 0.9 < max(weights)  # "the" weighs far less than "espresso"
     vectors = [source._run([[ids[0], p, ids[-1]]])[0].astype(np.float64) for p in pieces]
-    total = sum(np.log1p(p + 1) * v for p, v in zip(pieces, vectors, strict=True))
+    total = sum(w * v for w, v in zip(weights, vectors, strict=True))
     expected = total / np.linalg.norm(total)
     got = static().embed([text])[0]
     assert len(pieces) >= 3, pieces
@@ -103,3 +113,49 @@ def test_a_realm_recalls_by_meaning_with_it(tmp_path: Path) -> None:
         )
         assert reply["vectors_behind"] is False
         assert [r["title"] for r in reply["records"]] == ["Diet"]
+
+
+def test_a_realm_embedded_by_the_retired_log_rank_model_is_embedded_again(tmp_path: Path) -> None:
+    """``all-minilm-l6-v2-static`` (log-rank weights) is read as this model, and vectors it made
+    are never ranked beside this model's: the realm's vector file is rebuilt under this id."""
+    assert (
+        load_config_dict(
+            {"memory": {"kind": "local_json"}, "agent_memory": {"embedding_model": "all-minilm-l6-v2-static"}}
+        ).agent_memory.embedding_model
+        == STATIC
+    )
+    state = tmp_path / "state"
+
+    def handle(model: str) -> Any:
+        return (
+            Meta.builder()
+            .persistent_state(state)
+            .memory()
+            .agent_memory(recall="hybrid", embedding_model=model)
+            .build()
+        )
+
+    def stored() -> tuple[str, int]:
+        path = StateLayout.vector_path(StateLayout.at(state).realm_db_path("default"))
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            meta = dict(db.execute("SELECT key, value FROM meta"))
+            return meta["model_id"], db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+
+    with handle(STATIC) as meta:
+        meta.remember_agent_memory("lead", title="Diet", body=TEXTS[0])
+        meta.call(
+            "meta/agent_memory/recall", {"identity": "lead", "query_text": "food", "wait_for_vectors": True}
+        )
+    assert stored() == (STATIC, 1)
+    # As a release up to e85f6cd left it: the file names the retired model.
+    path = StateLayout.vector_path(StateLayout.at(state).realm_db_path("default"))
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("UPDATE meta SET value = 'all-minilm-l6-v2-static' WHERE key = 'model_id'")
+    assert stored() == ("all-minilm-l6-v2-static", 1)
+    with handle("all-minilm-l6-v2-static") as meta:
+        reply = meta.call(
+            "meta/agent_memory/recall",
+            {"identity": "lead", "query_text": "what food should I avoid?", "wait_for_vectors": True},
+        )
+        assert reply["vectors_behind"] is False and [r["title"] for r in reply["records"]] == ["Diet"]
+    assert stored() == (STATIC, 1)

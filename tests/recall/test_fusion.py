@@ -18,6 +18,7 @@ from meta_memory.memory.recall.fusion import (
     hybrid,
     hybrid_scored,
     monotone,
+    near_enough,
     rrf,
 )
 
@@ -315,6 +316,25 @@ def test_hybrid_scored_gives_hybrids_order_and_scores_that_never_rise() -> None:
     unprotected = hybrid_scored(lexical, semantic, limit=10, params=HybridParams())
     assert [doc for doc, _ in unprotected] == [3, 1, 2]
     assert [score for _, score in unprotected] == pytest.approx([0.6, 0.4, 0.04 + 0.6 * 0.1 / 0.9])
+
+
+def test_near_enough_places_cosines_between_the_least_neighbour_or_the_cut_floor_and_the_best() -> None:
+    crowd = [(d, 0.89 - d / 1000) for d in range(1, 151)]  # a static model's cosines: all crowded high
+    kept, params = near_enough(crowd, 0.3)
+    assert kept == crowd[:100] and params.semantic_floor is None  # the 100th neighbour's cosine is 0
+    scored = dict(hybrid_scored([], kept, limit=100, params=params))
+    cosine_weight = 1.0 - DEFAULT_HYBRID.lexical_weight
+    assert scored[1] == pytest.approx(cosine_weight) and scored[100] == pytest.approx(0.0)
+    assert scored[50] == pytest.approx(cosine_weight * 50 / 99)  # spread over the crowd, not ~0.99 x each
+    # The similarity floor cut the list: the least kept neighbour is a candidate, scored above 0.
+    few = [(1, 0.62), (2, 0.45), (3, 0.2), (4, 0.1)]
+    kept, params = near_enough(few, 0.3)
+    assert kept == few[:2] and params.semantic_floor == 0.3
+    scored = dict(hybrid_scored([(9, 4.0)], kept, limit=10, params=params))
+    assert scored[2] == pytest.approx(cosine_weight * (0.45 - 0.3) / (0.62 - 0.3)) and scored[2] > 0
+    # Without the cut's floor the lesser of two neighbours would count for nothing.
+    assert dict(hybrid_scored([(9, 4.0)], kept, limit=10, params=DEFAULT_HYBRID))[2] == 0.0
+    assert near_enough([], 0.3) == ([], DEFAULT_HYBRID)
 
 
 def test_monotone_raises_each_score_to_the_best_after_it() -> None:

@@ -411,7 +411,7 @@ def test_a_gateway_switched_to_lexical_recall_leaves_the_vectors_alone_until_it_
     def config(recall: str) -> dict[str, Any]:
         return {
             "memory": {"kind": "local_json"},
-            "agent_memory": {"recall": recall, "embedding_model": "all-minilm-l6-v2-static"},
+            "agent_memory": {"recall": recall, "embedding_model": "all-minilm-l6-v2-static-sif"},
         }
 
     def vectors() -> tuple[int, dict[str, str]]:

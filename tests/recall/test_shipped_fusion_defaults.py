@@ -13,11 +13,11 @@ from meta_memory.memory.recall.fusion import DEFAULT_HYBRID, HybridParams
 
 
 def test_the_default_fusion_is_the_benchmarked_convex_combination_behind_a_lexical_head() -> None:
-    assert HybridParams(protect=5) == DEFAULT_HYBRID
+    assert HybridParams(lexical_weight=0.7, semantic_floor=None, protect=5) == DEFAULT_HYBRID
     assert DEFAULT_HYBRID.method == "convex"
-    assert DEFAULT_HYBRID.lexical_weight == 0.4  # the embedding ranking weighs 0.6
+    assert DEFAULT_HYBRID.lexical_weight == 0.7  # the embedding ranking weighs 0.3
     assert DEFAULT_HYBRID.lexical_floor == 0.0  # BM25's minimum
-    assert DEFAULT_HYBRID.semantic_floor == 0.0  # negative cosines count as 0
+    assert DEFAULT_HYBRID.semantic_floor is None  # the least neighbour's cosine (fusion.near_enough)
     assert DEFAULT_HYBRID.depth == 100
     assert DEFAULT_HYBRID.protect == 5  # the lexical ranking's first five places stay
     assert DEFAULT_HYBRID.k == 60.0  # RRF's offset, used only if method = "rrf"

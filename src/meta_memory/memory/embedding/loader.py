@@ -12,7 +12,7 @@ import dataclasses
 import importlib
 
 from .errors import EmbedderUnavailable
-from .models import DEFAULT_MODEL, MODELS, ModelSpec
+from .models import DEFAULT_MODEL, MODELS, ModelSpec, current_model
 from .onnx_embedder import OnnxEmbedder, Runtime
 from .pinning import Locate, installed_path, verified_files
 from .protocol import Embedder
@@ -52,6 +52,13 @@ def load_embedder(
             cannot load it (``unloadable``).
         ValueError: ``intra_op_threads``, ``batch_size`` or ``parallel`` is below 1.
     """
+    for knob, value in (
+        ("intra_op_threads", intra_op_threads),
+        ("batch_size", batch_size),
+        ("parallel", parallel),
+    ):
+        if value < 1:  # whatever the model (the static one runs its source with its own batches)
+            raise ValueError(f"{knob} must be at least 1, not {value}")
     spec = model if isinstance(model, ModelSpec) else _spec(model)
     for name in _RUNTIME:
         try:
@@ -72,6 +79,7 @@ def load_embedder(
             model_file,
             tokenizer_file,
             runtime=runtime,
+            intra_op_threads=intra_op_threads,
             batch_size=256,
         )
         return StaticEmbedder(spec, source)
@@ -88,7 +96,7 @@ def load_embedder(
 
 
 def _spec(model_id: str) -> ModelSpec:
-    spec = MODELS.get(model_id)
+    spec = MODELS.get(current_model(model_id))
     if spec is None:
         raise EmbedderUnavailable(
             model_id,

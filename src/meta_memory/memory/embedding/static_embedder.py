@@ -2,11 +2,14 @@
 
 The sentence model (all-MiniLM-L6-v2 here) is run once on each word piece alone (``[CLS] piece
 [SEP]``, pooled as the model pools) and that vector is the piece's; a text's vector is the mean of
-its pieces' vectors, each weighted by the log of its rank in the vocabulary (the WordPiece
-vocabulary lists pieces by frequency after its reserved and single-character entries, so the
-weight falls with a piece's frequency, as in smooth inverse frequency weighting), L2-normalized. The
-Model2Vec family distils static embeddings the same way; nothing is downloaded, the table is
-derived from the pinned model file.
+its pieces' vectors, each weighted by smooth inverse frequency, ``a / (a + p)`` with ``a`` =
+1e-4 and ``p`` a piece's Zipf frequency estimated from its rank in the vocabulary (the WordPiece
+vocabulary lists pieces by frequency after its reserved and single-character entries), so words
+such as "the" and "user" count for about half of a rare word; L2-normalized. The Model2Vec family
+distils static embeddings the same way; nothing is downloaded, the table is derived from the
+pinned model file. The weighting was chosen on the development sets of
+``benchmarks/recall_quality`` (docs/benchmarks.md): ``a`` = 1e-4 against 3e-4, 3e-5, 1e-5 and the
+log of the rank.
 
 A piece is distilled the first time a text holds it (a batch of the call's unseen pieces, through
 the source model), and kept for the life of the process; a thread at the idle CPU priority
@@ -35,6 +38,19 @@ if TYPE_CHECKING:
 __all__ = ["StaticEmbedder"]
 
 _DISTIL_BATCH = 256  # pieces run through the source model per graph call (all three tokens long)
+SIF_A = 1e-4  # smooth inverse frequency's constant (the module docstring)
+ZIPF_OFFSET = 10  # a piece's frequency taken as proportional to 1 / (its rank + this)
+
+
+def sif_weights(size: int) -> npt.NDArray[np.float32]:
+    """Each vocabulary id's weight in a text's mean: ``a / (a + p)``, ``p`` the Zipf estimate of
+    its frequency from its rank (id + 1), normalized over the vocabulary."""
+    import numpy as np
+
+    frequency = 1.0 / (np.arange(1, size + 1, dtype=np.float64) + ZIPF_OFFSET)
+    frequency /= frequency.sum()
+    weights: npt.NDArray[np.float32] = (SIF_A / (SIF_A + frequency)).astype(np.float32)
+    return weights
 
 
 class StaticEmbedder:
@@ -50,7 +66,7 @@ class StaticEmbedder:
         size = tokenizer.vocab_size
         self._table = np.zeros((size, spec.dim), dtype=np.float32)
         self._known = np.zeros(size, dtype=bool)
-        self._weights = np.log1p(np.arange(1, size + 1, dtype=np.float64)).astype(np.float32)
+        self._weights = sif_weights(size)
         specials = [tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", "[UNK]")]
         if None in specials:
             raise source._failed("loading", ValueError("the tokenizer lacks [CLS], [SEP] or [UNK]"))

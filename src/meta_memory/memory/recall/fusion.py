@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "hybrid_scored",
     "lexical_candidates",
     "monotone",
+    "near_enough",
     "rrf",
 ]
 
@@ -162,14 +163,32 @@ class HybridParams:
     protect: int = 0
 
 
-# The lexical ranking's first five places stay as they are; from the sixth on, 0.4 x (BM25 / the
-# query's best BM25) + 0.6 x (cosine / the best cosine), negative cosines counting 0, orders the rest.
-# Of the benchmark's grid, the setting with the best objective averaged over the packaged embedding
-# models among those that keep every development set's R@5 within 1 point of lexical recall's and
-# its R@10 at or above it (benchmarks/recall_quality/README.md, `hybrid.py --sweep`). Without the
-# protected head the embedding outvotes a strong lexical ranking on conversations, where a weak
-# embedder finds every turn on the same topic about equally near.
-DEFAULT_HYBRID = HybridParams(protect=5)
+# The lexical ranking's first five places stay as they are; from the sixth on, 0.7 x (BM25 / the
+# query's best BM25) + 0.3 x (cosine - the least cosine of the neighbours) / (the best - the least)
+# orders the rest (the least: see near_enough). Normalising a cosine by the neighbours' own spread
+# rather than by the best alone is what a static model needs: its cosines crowd together (0.80-0.89
+# for every record of a notes scope), so over the best alone every neighbour looked nearly as good
+# as the best. The lexical weight is the smallest of 0.5, 0.55, 0.6 and 0.7 with which every
+# offered model meets the targets on every development set, tuning and held-out halves
+# (benchmarks/recall_quality/README.md, docs/benchmarks.md). Without the protected head the
+# embedding outvotes a strong lexical ranking on conversations, where a weak embedder finds every
+# turn on the same topic about equally near.
+DEFAULT_HYBRID = HybridParams(lexical_weight=0.7, semantic_floor=None, protect=5)
+
+
+def near_enough(
+    neighbours: Sequence[tuple[int, float]], min_similarity: float, params: HybridParams = DEFAULT_HYBRID
+) -> tuple[list[tuple[int, float]], HybridParams]:
+    """The neighbours a recall fuses, and the params it fuses them with: the ``params.depth``
+    nearest at least ``min_similarity`` near, each cosine placed between the least of them and the
+    best (``semantic_floor`` None) when none was too far, and between ``min_similarity`` and the
+    best when the floor left some out (the least kept is then a real candidate, not the edge of a
+    crowd: with the list's own least it would count for nothing)."""
+    nearest = neighbours[: params.depth]
+    kept = [(doc, score) for doc, score in nearest if score >= min_similarity]
+    if len(kept) < len(nearest) and params.method == "convex" and params.semantic_floor is None:
+        params = replace(params, semantic_floor=min_similarity)
+    return kept, params
 
 
 def lexical_candidates(

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..records import Record
 from .analyzer import query_terms as analyze_query
-from .fusion import DEFAULT_HYBRID, hybrid_scored, lexical_candidates
+from .fusion import DEFAULT_HYBRID, HybridParams, hybrid_scored, lexical_candidates, near_enough
 from .index import TermIndex
 from .neighbours import MIN_SIMILARITY
 from .provider import LexicalRecallProvider, RecallQuery, Scored, only_docs, relative
@@ -150,9 +150,10 @@ class HybridRecallProvider:
 
     def _semantic(
         self, searched: Future[list[tuple[int, float]]], query: RecallQuery
-    ) -> list[tuple[int, float]]:
-        """The neighbours the search found at least ``min_similarity`` near; none when it failed
-        on an automatic injection (``lexical_fallback``), the failure otherwise."""
+    ) -> tuple[list[tuple[int, float]], HybridParams]:
+        """The neighbours the search found at least ``min_similarity`` near and the fusion's params
+        for them (fusion.near_enough); none when it failed on an automatic injection
+        (``lexical_fallback``), the failure otherwise."""
         try:
             neighbours = searched.result()
         except Exception as exc:
@@ -161,8 +162,8 @@ class HybridRecallProvider:
             if not self._warned:  # once: a broken model would otherwise log every turn
                 self._warned = True
                 log.warning("embedding recall failed (%s); injecting by the lexical ranking alone", exc)
-            return []
-        return [(doc, score) for doc, score in neighbours if score >= self.min_similarity]
+            return [], DEFAULT_HYBRID
+        return near_enough(neighbours, self.min_similarity)
 
     @staticmethod
     def _with_neighbours(
@@ -183,8 +184,9 @@ class HybridRecallProvider:
         return [record for record, _ in self.recall_scored(store, query)]
 
     def recall_scored(self, store: RealmStore, query: RecallQuery) -> list[Scored]:
-        """The fused ranking, each record with its fused score: 0.4 x its BM25 over the best
-        lexical score + 0.6 x its cosine over the best neighbour's (fusion.hybrid_scored), raised
+        """The fused ranking, each record with its fused score: 0.7 x its BM25 over the best
+        lexical score + 0.3 x its cosine placed between the least and the best neighbour's
+        (fusion.hybrid_scored), raised
         where the protected lexical head places it above a better-scoring record; lexical
         recall's relative score when there are no neighbours."""
         if query.selection == "always":
@@ -222,6 +224,7 @@ class HybridRecallProvider:
         lexical: Sequence[tuple[int, float]] = ()
         ranking: Ranking | None = None
         semantic: list[tuple[int, float]] | None = None
+        params = DEFAULT_HYBRID
         try:
             if terms:
                 with store.reading_index(query.scopes) as index:
@@ -229,21 +232,27 @@ class HybridRecallProvider:
                     ranking = Ranking(ranked, terms)
                     lexical = ranking.top(head_depth)
                     if searched is not None and searched.done():  # searched here: one read serves all
-                        semantic = self._semantic(searched, query)
+                        semantic, params = self._semantic(searched, query)
                         lexical = self._with_neighbours(ranking, ranked, lexical, semantic)
         except BaseException:
             if searched is not None:
                 searched.cancel()
             raise
         if semantic is None:
-            semantic = self._semantic(searched, query) if searched is not None else []
+            if searched is not None:
+                semantic, params = self._semantic(searched, query)
+            else:
+                semantic = []
             if ranking is not None and {doc for doc, _ in semantic} - {doc for doc, _ in lexical}:
                 # A second read of the same scopes (a store's read snapshot ends with its block).
                 with store.reading_index(query.scopes) as index:
                     ranked = index if allowed is None else only_docs(index, allowed)
                     lexical = self._with_neighbours(ranking, ranked, lexical, semantic)
         fused = (
-            [(doc, round(score, 6)) for doc, score in hybrid_scored(lexical, semantic, limit=depth)]
+            [
+                (doc, round(score, 6))
+                for doc, score in hybrid_scored(lexical, semantic, limit=depth, params=params)
+            ]
             if semantic
             else relative(lexical)
         )
