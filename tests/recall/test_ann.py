@@ -134,6 +134,25 @@ def test_a_vector_the_graph_cannot_reach_is_reported_and_searched_exactly() -> N
     assert nearest(scope, matrix[1_500], 10)[0][0] == docs[1_500]
 
 
+def test_a_graph_that_reaches_too_few_rows_is_built_again_denser() -> None:
+    """A graph too sparse for its vectors (M 2, one candidate at a time) leaves many rows
+    unreachable; the build tries the next graph rather than giving the scope up to exact search,
+    and gives it up only when none reaches enough."""
+    matrix, queries = clustered(4_000)
+    docs = np.arange(1, 4_001, dtype=np.int64)
+    sparse = ScopeAnn(DIM, attempts=((2, 1),))
+    sparse._build(docs, matrix)
+    assert sparse.failed and sparse._graph is None  # the sparse graph alone is refused
+    ann = ScopeAnn(DIM, attempts=((2, 1), (16, 128)))
+    ann._build(docs, matrix)
+    assert ann.ready and ann.connectivity == 16 and not ann.failed
+    found = sum(
+        len({d for d, _ in ann.nearest(docs, matrix, q, 10) or []} & exact_top(matrix, docs, q, 10))
+        for q in queries
+    )
+    assert found / (10 * len(queries)) >= 0.95
+
+
 def test_a_graph_answer_below_the_similarity_floor_is_checked_exactly() -> None:
     """A record the graph misses, and no orphan list naming it: the graph's best answer for a query
     near it is far below MIN_SIMILARITY, so the exact product decides."""

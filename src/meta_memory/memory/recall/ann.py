@@ -4,7 +4,8 @@ Exact search is one matrix-vector product over a scope's vectors: about 0.7 ms p
 of 384 dimensions on one core, so past some tens of thousands of vectors in one scope (a team's
 shared memory, an import) it costs more than the lexical ranking it is fused with. A scope with at
 least ``ann_min_vectors`` vectors (``[agent_memory] ann_min_vectors``) gets a graph index of its own
-(usearch's HNSW, vectors kept as float16, inner product over unit vectors = cosine), in the memory
+(usearch's HNSW, vectors kept as float16, inner product over unit vectors = cosine; M 16, or 32
+when 16 leaves too many rows out of reach: ``ATTEMPTS``), in the memory
 of each process that ranks it; the store's vectors stay the truth, so nothing about it is persisted
 or needs a migration, and either backend builds it from the same matrix.
 
@@ -47,6 +48,11 @@ records, benchmarks/hybrid.py)."""
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
 EXPANSION_SEARCH = 128
+# The graphs a build tries in turn, (M, efConstruction), until one reaches enough of the scope:
+# vectors that crowd together (the static model's over the benchmark's 20,000 generated records,
+# cosines of 0.8 and more) left 5.9 % of the rows unreachable with M 16 and 1.8 % with M 32, which
+# answered a query in 0.31 ms there (twice the graph's memory for its links).
+ATTEMPTS = ((CONNECTIVITY, EXPANSION_ADD), (2 * CONNECTIVITY, EXPANSION_ADD))
 BUILD_STEP = 20_000  # vectors added to a graph per call while it is built
 # A graph is rebuilt once the vectors added since it was built (searched exactly meanwhile) are
 # this share of it, and at least this many.
@@ -110,9 +116,17 @@ class ScopeAnn:
     can leave vectors unreachable too: after one, each vector is searched for (:func:`_unreachable`)
     and those the graph does not find are searched exactly beside it, like the delta."""
 
-    def __init__(self, dim: int, *, background_nice: int = BACKGROUND_NICE) -> None:
+    def __init__(
+        self,
+        dim: int,
+        *,
+        background_nice: int = BACKGROUND_NICE,
+        attempts: tuple[tuple[int, int], ...] = ATTEMPTS,
+    ) -> None:
         self.dim = dim
         self._nice = background_nice
+        self._attempts = attempts
+        self.connectivity: int | None = None  # M of the graph in use
         self._lock = threading.Lock()
         # (usearch Index, built_upto, size, the rows the graph cannot reach: searched exactly)
         self._graph: tuple[object, int, int, np.ndarray] | None = None
@@ -176,31 +190,34 @@ class ScopeAnn:
             usearch = _usearch()
             if usearch is None:  # a graph is only made where usearch was found
                 raise ImportError("usearch")
-            index = usearch.Index(
-                ndim=self.dim,
-                metric="ip",
-                dtype="f16",
-                connectivity=CONNECTIVITY,
-                expansion_add=EXPANSION_ADD,
-                expansion_search=EXPANSION_SEARCH,
-            )
             threads = os.cpu_count() or 1
-            for start in range(0, len(docs), BUILD_STEP):  # in steps: an exiting process waits for one
-                if stopping():
-                    return
-                stop = start + BUILD_STEP
-                index.add(docs[start:stop], matrix[start:stop], threads=threads)
-            orphans = _unreachable(index, docs, matrix, threads)
-            if len(orphans) > ORPHANS_MAX * len(docs):
-                log.warning(
-                    "approximate index of %d vectors reaches too few of them (%d not); searching exactly",
-                    len(docs),
-                    len(orphans),
+            for connectivity, expansion in self._attempts:
+                index = usearch.Index(
+                    ndim=self.dim,
+                    metric="ip",
+                    dtype="f16",
+                    connectivity=connectivity,
+                    expansion_add=expansion,
+                    expansion_search=EXPANSION_SEARCH,
                 )
-                self.failed = True
-                return
-            with self._lock:
-                self._graph = (index, int(docs[-1]) if len(docs) else -1, len(docs), orphans)
+                for start in range(0, len(docs), BUILD_STEP):  # in steps: an exiting process waits
+                    if stopping():
+                        return
+                    stop = start + BUILD_STEP
+                    index.add(docs[start:stop], matrix[start:stop], threads=threads)
+                orphans = _unreachable(index, docs, matrix, threads)
+                if len(orphans) <= ORPHANS_MAX * len(docs):
+                    with self._lock:
+                        self._graph = (index, int(docs[-1]) if len(docs) else -1, len(docs), orphans)
+                        self.connectivity = connectivity
+                    return
+                del index
+            log.warning(
+                "approximate index of %d vectors reaches too few of them (%d not); searching exactly",
+                len(docs),
+                len(orphans),
+            )
+            self.failed = True
         except Exception as exc:  # a graph that cannot be built leaves exact search in place
             log.warning("approximate index of %d vectors not built (%s); searching exactly", len(docs), exc)
             self.failed = True
