@@ -1,8 +1,8 @@
 """Hybrid recall's costs: recall latency beside lexical, embedding throughput, bytes, and remember.
 
 Run: ``python benchmarks/hybrid.py [--records 10000] [--queries 300] [--remembers 2000] [--repeat 3]
-[--postgres DSN] [--model ID] [--settle 60]`` (the `semantic` extra installed; with ``--postgres``, the same figures on a
-PostgreSQL server too, each measurement in a schema of its own). Every figure is printed beside its
+[--postgres DSN [--postgres-only]] [--model ID] [--settle 60]`` (the `semantic` extra installed; with ``--postgres``, the same
+figures on a PostgreSQL server too, each measurement in a schema of its own). Every figure is printed beside its
 baseline from the same run:
 
 - contextual recall p50 / p99 for one identity holding ``--records`` active records, through the
@@ -112,14 +112,21 @@ def embed_all(state: Path) -> tuple[float, int]:
     return rate, size
 
 
-def embed_one_at_a_time(state: Path, records: int) -> float:
+def embed_one_at_a_time(state: Path, records: int, dsn: str | None = None) -> float:
     """The baseline: records/s of all-MiniLM-L6-v2 with float activations, one text per graph call
     on one core, over the realm's first ``records`` records (how records were embedded before
     the dynamically quantized default and its parallel runs)."""
-    path = StateLayout.at(state).realm_db_path("default")
-    realm = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    rows = realm.execute("SELECT title, body, tags FROM records ORDER BY doc LIMIT ?", (records,)).fetchall()
-    realm.close()
+    query = "SELECT title, body, tags FROM records ORDER BY doc LIMIT {}"
+    if dsn is None:
+        path = StateLayout.at(state).realm_db_path("default")
+        realm = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        rows = realm.execute(query.format("?"), (records,)).fetchall()
+        realm.close()
+    else:
+        import psycopg
+
+        with psycopg.connect(dsn) as conn:
+            rows = conn.execute(query.format("%s"), (records,)).fetchall()
     embedder = load_embedder("all-minilm-l6-v2-int8", batch_size=1)
     texts = [record_text(t, b, json.loads(g)) for t, b, g in rows]
     start = time.perf_counter()
@@ -266,7 +273,7 @@ def measure(args: argparse.Namespace, dsn: str | None) -> None:
         state = Path(tmp) / "state"
         schema_dsn = stack.enter_context(fresh_schema(dsn)) if dsn else None
         build(state, args.records, schema_dsn)
-        baseline = embed_one_at_a_time(state, min(args.records, 1_000))
+        baseline = embed_one_at_a_time(state, min(args.records, 1_000), schema_dsn)
         if schema_dsn is None:
             rate, vector_bytes = embed_all(state)
             realm_path = StateLayout.at(state).realm_db_path("default")
@@ -333,12 +340,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--postgres", metavar="DSN", default=None, help="also measure on this server")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="the embedding model (default: the default)")
+    parser.add_argument("--postgres-only", action="store_true", help="with --postgres: not SQLite")
     parser.add_argument("--settle", type=float, default=60.0, help="seconds a runtime settles first")
     args = parser.parse_args()
     global MODEL, SETTLE_S
     MODEL, SETTLE_S = args.model, args.settle
     OUT.mkdir(exist_ok=True)
-    measure(args, None)
+    if not args.postgres_only:
+        measure(args, None)
     if args.postgres:
         measure(args, args.postgres)
 
