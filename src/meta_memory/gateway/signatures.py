@@ -386,8 +386,8 @@ RECALLED_RECORD = obj(
             number(
                 "Its relevance to the query, 0 to 1, never rising down the list: lexical recall's BM25 "
                 "over the query's best; hybrid recall's fusion, 0.7 x BM25 over the best + 0.3 x cosine "
-                "placed between the least and the best neighbour's, raised where the lexical head the fusion keeps in place ranks "
-                "it above a better-scoring record. Compare scores within one recall. Null for `always`.",
+                "placed between the least and the best neighbour's, raised where the lexical head the "
+                "fusion keeps in place ranks it above a better-scoring record. Compare scores within one recall. Null for `always`.",
                 minimum=0,
                 maximum=1,
             )

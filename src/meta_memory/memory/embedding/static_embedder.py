@@ -4,8 +4,8 @@ The sentence model (all-MiniLM-L6-v2 here) is run once on each word piece alone 
 [SEP]``, pooled as the model pools) and that vector is the piece's; a text's vector is the mean of
 its pieces' vectors, each weighted by smooth inverse frequency, ``a / (a + p)`` with ``a`` =
 1e-4 and ``p`` a piece's Zipf frequency estimated from its rank in the vocabulary (the WordPiece
-vocabulary lists pieces by frequency after its reserved and single-character entries), so words
-such as "the" and "user" count for about half of a rare word; L2-normalized. The Model2Vec family
+vocabulary lists pieces by frequency after its reserved and single-character entries): "the"
+weighs 0.62, "user" 0.81, "workout" 0.96; L2-normalized. The Model2Vec family
 distils static embeddings the same way; nothing is downloaded, the table is derived from the
 pinned model file. The weighting was chosen on the development sets of
 ``benchmarks/recall_quality`` (docs/benchmarks.md): ``a`` = 1e-4 against 3e-4, 3e-5, 1e-5 and the

@@ -186,9 +186,9 @@ class HybridRecallProvider:
     def recall_scored(self, store: RealmStore, query: RecallQuery) -> list[Scored]:
         """The fused ranking, each record with its fused score: 0.7 x its BM25 over the best
         lexical score + 0.3 x its cosine placed between the least and the best neighbour's
-        (fusion.hybrid_scored), raised
-        where the protected lexical head places it above a better-scoring record; lexical
-        recall's relative score when there are no neighbours."""
+        (fusion.hybrid_scored, fusion.near_enough), raised where the protected lexical head places
+        it above a better-scoring record; lexical recall's relative score when there are no
+        neighbours."""
         if query.selection == "always":
             return self._lexical.recall_scored(store, query)
         text = " ".join(t for t in (query.query_text or "", *query.query_terms) if t.strip())
