@@ -330,11 +330,21 @@ def test_a_rewrite_a_reader_held_up_is_owed_and_the_upkeep_finishes_it(
         with pytest.raises(UnknownRecord):
             bench.sdk(GET, {"identity": "lead", "memory_id": target})
         assert store._db.execute(owed).fetchone() == (1,)
+        # While the reader stays, a sweep leaves the rewrite owed without rewriting anything (a
+        # rewrite would hold the realm's writes for its whole wait, at every sweep).
+        rewrites: list[str] = []
+        rewrite = sqlite_purge.rewrite
+        monkeypatch.setattr(
+            sqlite_purge, "rewrite", lambda db, name: rewrites.append(name) or rewrite(db, name)
+        )
+        memory = bench.runtime.agent_memory
+        assert memory is not None
+        memory.expiry.sweep()
+        assert rewrites == [] and store._db.execute(owed).fetchone() == (1,)
     finally:
         reader.close()
-    memory = bench.runtime.agent_memory
-    assert memory is not None
     memory.expiry.sweep()
+    assert rewrites, "the sweep rewrote the files once the reader had gone"
     assert store._db.execute(owed).fetchone() == (0,)
     bench.runtime.close()
     stored = _files_text(bench.runtime.layout.root)

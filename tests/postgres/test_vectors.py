@@ -305,3 +305,27 @@ def test_a_lexical_realm_on_the_previous_schema_is_migrated_and_embedded_by_read
         # lexically meanwhile (the paraphrase is found once the vectors are there).
         assert eventually(lambda: _titles(meta, max_entries=1) == ["Diet"])
         assert len(_vector_rows(admin, DEFAULT_MODEL)) == 1 + len(FILLER)
+
+
+def test_vectors_of_the_retired_static_model_are_embedded_again_by_its_replacement(
+    gateways: Callable[..., MetaHandle], admin: psycopg.Connection, eventually: Callable[..., bool]
+) -> None:
+    """``all-minilm-l6-v2-static`` (log-rank weights) is read as ``all-minilm-l6-v2-static-sif``;
+    a realm's vectors kept under the retired id are never ranked beside the new model's."""
+    static, retired = "all-minilm-l6-v2-static-sif", "all-minilm-l6-v2-static"
+    a = gateways("a", static)
+    _fill(a)
+    assert eventually(_embedded(admin, static, 1 + len(FILLER)))
+    # As a release up to e85f6cd left the schema: every vector and mark under the retired id.
+    with admin.transaction():
+        admin.execute("UPDATE record_vectors SET model_id = %s", (retired,))
+        admin.execute("UPDATE vector_marks SET model_id = %s", (retired,))
+    b = gateways("b", retired)
+    assert eventually(
+        lambda: _titles(b, max_entries=1) == ["Diet"] and len(_vector_rows(admin, static)) == 13
+    )
+    assert len(_vector_rows(admin, retired)) == 13  # left for the sweep of unused models, never ranked
+    store = b.runtime.agent_memory.stores.open_realm("default")  # type: ignore[union-attr]
+    (ranked,) = store._vectors._cache.values()  # type: ignore[union-attr]
+    fresh = _vector_rows(admin, static)
+    assert np.array_equal(ranked.matrix, decode_vectors([fresh[int(doc)] for doc in ranked.docs], 384))

@@ -153,15 +153,14 @@ def take(db: sqlite3.Connection, realm: str, target: PurgeTarget, by: dict[str, 
 def rewrite(db: sqlite3.Connection, name: str) -> bool:
     """Rewrite ``db``'s file from its live rows and cut its WAL to nothing; whether it could
     (a reader in the way past :data:`REWRITE_WAIT_S`: the caller reports the purge incomplete)."""
-    deadline_s = REWRITE_WAIT_S
     db.execute("VACUUM")
-    stop = time.monotonic() + deadline_s
+    stop = time.monotonic() + REWRITE_WAIT_S
     while True:
         if truncate_wal(db, 5000):
             return True
         if time.monotonic() >= stop:
             _log.error(
-                "purge: the WAL of %s could not be cut: a reader held it past %.0f s", name, deadline_s
+                "purge: the WAL of %s could not be cut: a reader held it past %.0f s", name, REWRITE_WAIT_S
             )
             return False
         time.sleep(0.05)

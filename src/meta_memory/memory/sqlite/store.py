@@ -69,7 +69,7 @@ from . import panel as panel_sql
 from . import purge as sqlite_purge
 from . import steward_rows
 from .budget import OpenRealmBudget
-from .checkpoint import Checkpointer, configure_writer
+from .checkpoint import Checkpointer, configure_writer, truncate_wal
 from .files import REALM_PAGE_SIZE, RealmFileDamaged, check_realm_file, create_realm_file, holds_schema
 from .indexing import IndexKeeper, IndexWorkerLink
 from .listing import full_records_query, register_functions, tags_all_sql
@@ -235,7 +235,7 @@ class SqliteRealmStore:
         try:
             if self._files_open:
                 self.flush_usage()
-                self._finish_rewrite()  # an owed purge rewrite is not left for the next open
+                self._finish_rewrite(upkeep=True)  # an owed purge rewrite is not left for the next open
                 self._stop_upkeep()
                 self._close_handles()
             return True
@@ -665,7 +665,7 @@ class SqliteRealmStore:
         if not self._files_open:
             return None
         with self._lock:
-            self._finish_rewrite()  # a purge that could not rewrite the files: the upkeep retries
+            self._finish_rewrite(upkeep=True)  # a purge that could not rewrite the files: retried here
             (due,) = self._db.execute(
                 "SELECT EXISTS (SELECT 1 FROM records WHERE expires_at_ms <= ? AND status = 'active')",
                 (now_ms,),
@@ -701,12 +701,17 @@ class SqliteRealmStore:
                 raise PurgeIncomplete(str(taken.receipt.receipt_id))
         return taken.receipt
 
-    def _finish_rewrite(self) -> bool:
+    def _finish_rewrite(self, *, upkeep: bool = False) -> bool:
         """Rewrite the realm's files if a purge left that owed (``store_meta`` ``rewrite_pending``,
         written with its deletes; cleared once every file is rewritten): by the purge itself, the
-        next purge, or the upkeep's expiry sweep. Whether nothing is owed now. Under the lock."""
+        next purge, or the upkeep (the expiry sweep, the idle-file closer). Whether nothing is owed
+        now. Under the lock. ``upkeep``: only if no reader holds the realm file's WAL right now
+        (a cut that waits for nobody), so a reader that stays does not make every sweep rewrite
+        the file and hold the realm's writes for REWRITE_WAIT_S; the next sweep looks again."""
         if self._db.execute("SELECT 1 FROM store_meta WHERE key = ?", (REWRITE_PENDING,)).fetchone() is None:
             return True
+        if upkeep and not truncate_wal(self._db, 5000):  # the busy timeout the writer runs with
+            return False
         if self._vectors is not None:
             done = self._vectors.scrub()
         else:
