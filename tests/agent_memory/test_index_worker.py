@@ -295,22 +295,23 @@ def test_the_realm_wal_stays_bounded_while_the_helper_reads_and_is_gone_after_cl
         assert memory is not None
         wal = StateLayout.sqlite_sidecars(rt.layout.realm_db_path("default"))[0]
         largest = 0
-        for n in range(600):
+        for n in range(1200):
             note = {"identity": "fay", "title": f"Note {n}", "body": f"Harbor espresso n{n}."}
             memory.remember(parse_remember(note, default_realm="default"))
             clock.advance(1)
             if n % 50 == 49:
                 largest = max(largest, wal.stat().st_size)
-        # Unbounded: ~25 MB here. Told of a long WAL by the background checkpoint, the writer let
-        # it reach 4.4 MB here and 10 MB on a loaded machine; looking itself, 1.0-2.1 MB.
-        assert largest < 4 << 20, f"the WAL reached {largest:,} bytes"
+        # Unbounded: 24 MB here. Looking itself, the writer keeps it to 1.0-2.1 MB; on a loaded
+        # machine, where the helper's reads make restarts fail and the retries space out, it
+        # passed the 4 MiB a restarted WAL is cut back to (seen once in CI).
+        assert largest < 8 << 20, f"the WAL reached {largest:,} bytes"
         query = parse_recall(
-            {"identity": "fay", "query_text": "n599"},
+            {"identity": "fay", "query_text": "n1199"},
             default_realm="default",
             default_selection="contextual",
             default_max=8,
         )
-        assert [r.title for r in memory.recall(query).records] == ["Note 599"]
+        assert [r.title for r in memory.recall(query).records] == ["Note 1199"]
     assert not wal.exists()
 
 
