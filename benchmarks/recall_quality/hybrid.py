@@ -43,6 +43,7 @@ from meta_memory.memory.recall import query_terms
 from meta_memory.memory.recall.fusion import (
     DEFAULT_HYBRID,
     HybridParams,
+    contenders,
     hybrid,
     lexical_candidates,
     near_enough,
@@ -155,12 +156,18 @@ def fused(params: HybridParams) -> System:
 def as_recall(j: Judged, k: int) -> list[int]:
     """``DEFAULT_HYBRID`` as the recall provider runs it (recall/hybrid.py): the lexical ranking
     to ``k + protect`` only, the neighbours at least MIN_SIMILARITY near, ``depth`` of them, and
-    the lexical score of each neighbour below the lexical head."""
+    the lexical score of each neighbour below the lexical head that can reach the first ``k``
+    places (fusion.contenders), every one of them fused (the lexical side as deep as the
+    neighbours)."""
     semantic, params = near_enough(j.semantic, MIN_SIMILARITY)
     if not semantic:
         return [doc for doc, _ in j.lexical[:k]]
-    lexical = lexical_candidates(j.lexical[: k + params.protect], semantic, j.scored)
-    return hybrid(lexical, semantic, limit=k, params=params)
+    head = j.lexical[: k + params.protect]
+    needed = contenders(head, semantic, places=k, params=params)
+    lexical = lexical_candidates(head, semantic, {doc: j.scored[doc] for doc in needed if doc in j.scored})
+    return hybrid(
+        lexical, semantic, limit=k, params=dataclasses.replace(params, depth=max(params.depth, len(lexical)))
+    )
 
 
 def candidates() -> dict[str, HybridParams]:

@@ -17,7 +17,7 @@ import pytest
 from meta_memory import Meta
 from meta_memory.config import load_config_dict
 from meta_memory.errors import ConfigError
-from meta_memory.memory.recall.ann import ANN_MIN_VECTORS, ScopeAnn, _unreachable
+from meta_memory.memory.recall.ann import ANN_MIN_VECTORS, ScopeAnn, _Rows, _unreachable
 from meta_memory.memory.recall.neighbours import (
     MIN_SIMILARITY,
     ScopeVectors,
@@ -118,7 +118,8 @@ def _without(scope: ScopeVectors, row: int, *, orphans: list[int]) -> ScopeVecto
     assert ann is not None and ann._graph is not None
     index, upto, size, _ = ann._graph
     index.remove(int(scope.docs[row]))
-    ann._graph = (index, upto, size, np.array(orphans, dtype=np.int64))
+    rows = np.array(orphans, dtype=np.int64)
+    ann._graph = (index, upto, size, _Rows(scope.docs[rows], scope.matrix[rows]))
     return scope
 
 

@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 from meta_memory.memory.recall.fusion import (
     DEFAULT_HYBRID,
     HybridParams,
+    contenders,
     convex,
     hybrid,
     hybrid_scored,
+    lexical_candidates,
     monotone,
     near_enough,
     rrf,
@@ -340,3 +342,56 @@ def test_near_enough_places_cosines_between_the_least_neighbour_or_the_cut_floor
 def test_monotone_raises_each_score_to_the_best_after_it() -> None:
     assert monotone([(1, 0.2), (2, 0.5), (3, 0.1), (4, 0.3)]) == [(1, 0.5), (2, 0.5), (3, 0.3), (4, 0.3)]
     assert monotone([]) == []
+
+
+@st.composite
+def recall_rankings(draw: st.DrawFn) -> tuple[list[tuple[int, float]], list[tuple[int, float]], int]:
+    """A scope's whole lexical ranking (doc, BM25, best first; scores drawn from a few values, so
+    ties happen), the embedding's neighbours (doc, cosine, best first, overlapping it) and the
+    depth of the lexical head the recall provider reads."""
+    docs = list(range(1, draw(st.integers(1, 60)) + 1))
+    matching = draw(st.lists(st.sampled_from(docs), unique=True, max_size=40))
+    scores = sorted(
+        (draw(st.sampled_from([0.5, 1.0, 1.5, 2.25, 3.0, 4.5, 7.0])) for _ in matching), reverse=True
+    )
+    lexical = list(zip(matching, scores, strict=True))
+    near = draw(st.lists(st.sampled_from(docs), unique=True, min_size=1, max_size=40))
+    cosines = sorted(
+        (draw(st.sampled_from([0.31, 0.4, 0.55, 0.6, 0.72, 0.8, 0.93])) for _ in near), reverse=True
+    )
+    return lexical, list(zip(near, cosines, strict=True)), draw(st.integers(1, 20))
+
+
+@settings(max_examples=500, deadline=None)
+@given(recall_rankings(), st.integers(1, 12), st.sampled_from([0.5, 0.7, 0.9]))
+def test_only_the_contenders_lexical_scores_change_the_first_places(
+    rankings: tuple[list[tuple[int, float]], list[tuple[int, float]], int], places: int, weight: float
+) -> None:
+    """The oracle is the fusion with every neighbour's lexical score (lexical_candidates over all of
+    them): fused with the contenders' scores only, the first ``places`` places hold docs with the
+    same fused scores (a tie may seat another doc of the same score)."""
+    lexical, semantic, head_depth = rankings
+    params = HybridParams(lexical_weight=weight, semantic_floor=None, protect=min(5, places - 1))
+    head = lexical[:head_depth]
+    every = dict(lexical)  # what Ranking.scores_of gives: a score for each doc holding a query word
+    full = hybrid_scored(lexical_candidates(head, semantic, every), semantic, limit=100, params=params)
+    needed = contenders(head, semantic, places=places, params=params)
+    some = {doc: every[doc] for doc in needed if doc in every}
+    pruned = hybrid_scored(lexical_candidates(head, semantic, some), semantic, limit=places, params=params)
+    assert [score for _, score in pruned] == [score for _, score in full[:places]]
+    by_doc = dict(full)
+    assert all(by_doc[doc] == score for doc, score in pruned)
+
+
+def test_contenders_leave_out_a_neighbour_whose_cosine_cannot_lift_it() -> None:
+    """Head scores 10, 9, 2, 1.5, 1 (protect 2, 4 places, lexical weight 0.7). Neighbours 20, 21, 22
+    (cosines 0.9, 0.5, 0.3) normalise to 1, 1/3, 0: at least 0.3, 0.1, 0 fused. The 4th place needs
+    the 2nd best known score: 0.14 (the head's 2). Below the head a doc's lexical part is at most
+    0.7 x 1/10 = 0.07, so 22 (0.07 at most) cannot reach it; 20 and 21 can."""
+    head = [(1, 10.0), (2, 9.0), (3, 2.0), (4, 1.5), (5, 1.0)]
+    semantic = [(20, 0.9), (21, 0.5), (22, 0.3)]
+    params = HybridParams(lexical_weight=0.7, semantic_floor=None, protect=2)
+    assert contenders(head, semantic, places=4, params=params) == [20, 21]
+    assert contenders(head, semantic, places=9, params=params) == [20, 21, 22]
+    rrf_params = HybridParams("rrf", 0.7, protect=2)
+    assert contenders(head, semantic, places=4, params=rrf_params) == [20, 21, 22]

@@ -124,6 +124,33 @@ def test_tags_filter_and_forgotten_records_stay_out(
         assert "Diet" not in titles and "Guests" in titles
 
 
+def test_records_dropped_from_the_first_places_are_replaced_from_deeper_in_the_fusion(
+    tmp_path: Path, backend: Backend, eventually: Callable[..., bool]
+) -> None:
+    """The fusion is cut at the places of the first records fetched (max_entries + 4) and reads
+    the neighbours' lexical scores for those places only; when superseded records (whose vectors
+    stay until the sweep) take them, it is fused again as deep as it reads, and recall still
+    answers max_entries live records, each once."""
+    with _handle(tmp_path / "state", backend, recall="hybrid") as meta:
+        ids = _fill(meta)
+        meals = [  # near the question by meaning, holding none of its words
+            meta.remember_agent_memory(
+                "lead", title=f"Guest {i}", body=f"Guest {i} is vegetarian and allergic to peanuts."
+            )
+            for i in range(12)
+        ]
+        _settled(backend, tmp_path / "state", len(ids) + len(meals), eventually)
+        first = [r.title for r in meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=2)]
+        for meal in meals[:10]:  # superseded: their old vectors stay in the neighbours
+            meta.update_agent_memory(
+                "lead", meal.memory_id, title="Groceries", body="The grocery list is on the fridge."
+            )
+        found = meta.recall_agent_memory("lead", query_text=QUESTION, max_entries=2)
+        titles = [r.title for r in found]
+        assert len(titles) == 2 and len(set(titles)) == 2, (first, titles)
+        assert all(r.body != "The grocery list is on the fridge." for r in found)
+
+
 def test_another_identitys_records_are_never_neighbours(
     tmp_path: Path, backend: Backend, eventually: Callable[..., bool]
 ) -> None:

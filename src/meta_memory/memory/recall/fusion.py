@@ -23,6 +23,7 @@ from typing import Literal
 __all__ = [
     "DEFAULT_HYBRID",
     "HybridParams",
+    "contenders",
     "convex",
     "hybrid",
     "hybrid_scored",
@@ -81,6 +82,18 @@ def _rrf_scores(rankings: Sequence[Sequence[int]], *, k: float, weights: Sequenc
     return {d: math.fsum(c) for d, c in contributions.items()}
 
 
+def _normaliser(scores: Sequence[float], floor: float | None) -> tuple[float, float]:
+    """``(lo, span)`` of a ranking's min-max normalisation: a score ``s`` becomes ``(s - lo) / span``
+    clamped to [0, 1]; a span of 0 gives every doc 1 (all scores equal, or none above the floor)."""
+    hi = max(scores)
+    lo = min(scores) if floor is None else floor
+    return lo, (hi - lo if hi > lo else 0.0)
+
+
+def _normalised(score: float, lo: float, span: float) -> float:
+    return 1.0 if span == 0.0 else min(1.0, max(0.0, (score - lo) / span))
+
+
 def _convex_scores(
     scored: Sequence[Sequence[tuple[int, float]]],
     *,
@@ -89,15 +102,16 @@ def _convex_scores(
 ) -> dict[int, float]:
     contributions: dict[int, list[float]] = {}
     for ranking, w, floor in zip(scored, weights, floors, strict=True):
-        scores = [s for _, s in ranking]
-        if not scores:
+        if not ranking:
             continue
-        hi = max(scores)
-        lo = min(scores) if floor is None else floor
+        lo, span = _normaliser([s for _, s in ranking], floor)
         for doc, s in ranking:
-            norm = 1.0 if hi <= lo else min(1.0, max(0.0, (s - lo) / (hi - lo)))
-            contributions.setdefault(doc, []).append(w * norm)
-    return {d: math.fsum(c) for d, c in contributions.items()}
+            contributions.setdefault(doc, []).append(w * _normalised(s, lo, span))
+    # Two terms add exactly rounded in either order; fsum keeps three or more order-free too.
+    return {
+        d: c[0] if len(c) == 1 else c[0] + c[1] if len(c) == 2 else math.fsum(c)
+        for d, c in contributions.items()
+    }
 
 
 def convex(
@@ -206,6 +220,50 @@ def lexical_candidates(
         key=lambda hit: (-hit[1], hit[0]),
     )
     return [*head, *below]
+
+
+def contenders(
+    head: Sequence[tuple[int, float]],
+    semantic: Sequence[tuple[int, float]],
+    *,
+    places: int,
+    params: HybridParams = DEFAULT_HYBRID,
+) -> list[int]:
+    """The docs of ``semantic`` below the lexical ``head`` whose lexical scores :func:`hybrid_scored`
+    needs for its first ``places`` places; the others cannot reach them whatever their lexical
+    score, so fused without it (as docs holding no query word) they leave those places as they
+    are.
+
+    A doc below the head scores at most its lexical bound (the head's least score, over the head's
+    best) plus its own normalised cosine, each weighted; every doc of the head past the protected
+    places has a known fused score, and every neighbour scores at least its weighted cosine. A doc
+    whose bound is below the ``places - protect``-th best of those known scores is not needed.
+    Only ``convex`` fusion with a known lexical floor is bounded so; otherwise every doc below the
+    head is needed."""
+    have = {doc for doc, _ in head}
+    below = [(doc, s) for doc, s in semantic[: params.depth] if doc not in have]
+    if not below:
+        return []
+    protected = min(params.protect, places)
+    if params.method != "convex" or params.lexical_floor is None or len(head) < protected or not head:
+        # With the lexical list's own least as its floor, every doc's normalised score depends on
+        # which docs are in it; a head shorter than the protected places leaves them to the docs
+        # below it.
+        return [doc for doc, _ in below]
+    lex, sem = head[: params.depth], semantic[: params.depth]
+    w_lex, w_sem = params.lexical_weight, 1.0 - params.lexical_weight
+    lex_lo, lex_span = _normaliser([s for _, s in lex], params.lexical_floor)
+    sem_lo, sem_span = _normaliser([s for _, s in sem], params.semantic_floor)
+    cosine = {doc: w_sem * _normalised(s, sem_lo, sem_span) for doc, s in sem}
+    known = [w_lex * _normalised(s, lex_lo, lex_span) + cosine.get(doc, 0.0) for doc, s in lex[protected:]]
+    known += [cosine[doc] for doc, _ in below]
+    wanted = places - protected
+    if wanted <= 0 or len(known) < wanted:
+        return [doc for doc, _ in below]
+    threshold = sorted(known, reverse=True)[wanted - 1]
+    ceiling = w_lex * _normalised(min(s for _, s in head), lex_lo, lex_span)
+    # A margin for rounding: a doc too many is scored, never one too few.
+    return [doc for doc, _ in below if ceiling + cosine[doc] >= threshold - 1e-9]
 
 
 def hybrid(

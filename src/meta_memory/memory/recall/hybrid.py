@@ -2,9 +2,10 @@
 
 :class:`HybridRecallProvider` plugs into the provider seam. For contextual recall it ranks the
 scope lexically (the head the fusion keeps, and as many again) and by cosine similarity to the
-query's embedding (as deep as the fusion reads), scores the neighbours below the lexical head
-lexically, fuses the two rankings (:mod:`.fusion`), and returns the best active records carrying
-the query's tags. A record not embedded yet is still found lexically, so
+query's embedding (as deep as the fusion reads), scores lexically the neighbours below the lexical
+head that can reach the places of the records it fetches first (fusion.contenders), fuses the two
+rankings (:mod:`.fusion`), and returns the best active records carrying the query's tags; when
+stale records leave those places short, it scores the rest and reads the fusion deeper. A record not embedded yet is still found lexically, so
 read-your-writes holds; a neighbour less similar than ``min_similarity`` is not a candidate, so a
 query about nothing the scope holds recalls nothing by embedding alone. ``always`` recall is the
 lexical provider's (newest first).
@@ -19,13 +20,21 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..records import Record
 from .analyzer import query_terms as analyze_query
-from .fusion import DEFAULT_HYBRID, HybridParams, hybrid_scored, lexical_candidates, near_enough
+from .fusion import (
+    DEFAULT_HYBRID,
+    HybridParams,
+    contenders,
+    hybrid_scored,
+    lexical_candidates,
+    near_enough,
+)
 from .index import TermIndex
 from .neighbours import MIN_SIMILARITY
 from .provider import LexicalRecallProvider, RecallQuery, Scored, only_docs, relative
@@ -45,6 +54,7 @@ log = logging.getLogger("meta_memory.recall")
 QUERY_CACHE_SIZE = 1024  # query embeddings kept by text (an agent asks the same things again)
 INLINE_BELOW_S = 0.0005  # a query embedding faster than this runs on the caller's thread
 WAIT_STEP_S = 0.01  # how often a recall waiting for vectors looks at their progress
+FETCH_SLACK = 4  # records fetched past those wanted, for the stale ones a fetch drops
 
 
 class NeighbourSearch(Protocol):
@@ -166,19 +176,13 @@ class HybridRecallProvider:
         return near_enough(neighbours, self.min_similarity)
 
     @staticmethod
-    def _with_neighbours(
-        ranking: Ranking,
-        index: TermIndex,
-        lexical: Sequence[tuple[int, float]],
-        semantic: Sequence[tuple[int, float]],
-    ) -> Sequence[tuple[int, float]]:
-        """The lexical head, then the neighbours below it with their lexical scores (read from
-        ``index``): the lexical side of the fusion (fusion.lexical_candidates)."""
-        have = {doc for doc, _ in lexical}
-        below = [doc for doc, _ in semantic if doc not in have]
-        if not below:
-            return lexical
-        return lexical_candidates(lexical, semantic, ranking.scores_of(below, index))
+    def _scores(
+        ranking: Ranking | None, index: TermIndex, docs: Collection[int], into: dict[int, float]
+    ) -> None:
+        """Add the lexical score of each of ``docs`` holding a query word (read from ``index``)
+        to ``into``."""
+        if ranking is not None and docs:
+            into.update(ranking.scores_of(docs, index))
 
     def recall(self, store: RealmStore, query: RecallQuery) -> list[Record]:
         return [record for record, _ in self.recall_scored(store, query)]
@@ -221,19 +225,25 @@ class HybridRecallProvider:
             except Exception as exc:  # reported where the search's own failure would be
                 searched = Future()
                 searched.set_exception(exc)
-        lexical: Sequence[tuple[int, float]] = ()
+        head: Sequence[tuple[int, float]] = ()
         ranking: Ranking | None = None
         semantic: list[tuple[int, float]] | None = None
         params = DEFAULT_HYBRID
+        # The lexical scores of the neighbours below the head, read for those that can reach the
+        # places of the first batch of records fetched (fusion.contenders), for the rest only when
+        # stale records leave that batch short.
+        places = max(query.max_entries + FETCH_SLACK, params.protect + 1)
+        scored: dict[int, float] = {}
         try:
             if terms:
                 with store.reading_index(query.scopes) as index:
                     ranked = index if allowed is None else only_docs(index, allowed)
                     ranking = Ranking(ranked, terms)
-                    lexical = ranking.top(head_depth)
+                    head = ranking.top(head_depth)
                     if searched is not None and searched.done():  # searched here: one read serves all
                         semantic, params = self._semantic(searched, query)
-                        lexical = self._with_neighbours(ranking, ranked, lexical, semantic)
+                        needed = self._contenders(head, semantic, params, head_depth, places)
+                        self._scores(ranking, ranked, needed, scored)
         except BaseException:
             if searched is not None:
                 searched.cancel()
@@ -243,35 +253,75 @@ class HybridRecallProvider:
                 semantic, params = self._semantic(searched, query)
             else:
                 semantic = []
-            if ranking is not None and {doc for doc, _ in semantic} - {doc for doc, _ in lexical}:
+            needed = self._contenders(head, semantic, params, head_depth, places)
+            if ranking is not None and needed:
                 # A second read of the same scopes (a store's read snapshot ends with its block).
                 with store.reading_index(query.scopes) as index:
                     ranked = index if allowed is None else only_docs(index, allowed)
-                    lexical = self._with_neighbours(ranking, ranked, lexical, semantic)
-        fused = (
-            [
-                (doc, round(score, 6))
-                for doc, score in hybrid_scored(lexical, semantic, limit=depth, params=params)
-            ]
-            if semantic
-            else relative(lexical)
-        )
+                    self._scores(ranking, ranked, needed, scored)
+        fused = self._fused(head, semantic, scored, params, places) if semantic else relative(head)
+        deeper = bool(semantic)  # the fusion was cut at ``places``
         wanted = set(query.tags)
         out: list[Scored] = []
         # Fetched a little past what is wanted, then on only if records dropped out: a stale vector
         # (forgotten, superseded or retagged since it was embedded) costs a slot, never an answer.
-        start, step = 0, query.max_entries + 4
-        while start < len(fused) and len(out) < query.max_entries:
-            batch = fused[start : start + step]
+        start = 0
+        seen: set[int] = set()
+        while len(out) < query.max_entries:
+            if start >= len(fused):
+                if not deeper:
+                    break
+                # Past the first places: the fusion as deep as it reads, with the lexical scores of
+                # the neighbours not read yet (its first places are those already fetched).
+                deeper = False
+                rest = self._contenders(head, semantic, params, head_depth, depth)
+                rest = [doc for doc in rest if doc not in scored]
+                if ranking is not None and rest:
+                    with store.reading_index(query.scopes) as index:
+                        ranked = index if allowed is None else only_docs(index, allowed)
+                        self._scores(ranking, ranked, rest, scored)
+                fused = self._fused(head, semantic, scored, params, depth)
+                continue
+            batch = fused[start : start + places]
             by_doc = store.records_by_doc([doc for doc, _ in batch])
             for doc, score in batch:
                 record = by_doc.get(doc)
+                if doc in seen:  # the deeper fusion's first places are those fetched (ties aside)
+                    continue
+                seen.add(doc)
                 if record is not None and query.live(record) and wanted.issubset(record.tags):
-                    out.append((record, score))
+                    out.append((record, round(score, 6)))
                     if len(out) == query.max_entries:
                         break
-            start += step
+            start += places
         return out
+
+    @staticmethod
+    def _fused(
+        head: Sequence[tuple[int, float]],
+        semantic: Sequence[tuple[int, float]],
+        scored: Mapping[int, float],
+        params: HybridParams,
+        limit: int,
+    ) -> list[tuple[int, float]]:
+        """The fusion's first ``limit`` places: the lexical ``head``, then the neighbours below it
+        with a lexical score in ``scored`` (every one of them counted, however many: the lexical
+        side is as deep as the neighbours), fused with the neighbours."""
+        lexical = lexical_candidates(head, semantic, scored)
+        deep = replace(params, depth=max(params.depth, len(lexical)))
+        return hybrid_scored(lexical, semantic, limit=limit, params=deep)
+
+    @staticmethod
+    def _contenders(
+        head: Sequence[tuple[int, float]],
+        semantic: Sequence[tuple[int, float]],
+        params: HybridParams,
+        head_depth: int,
+        places: int,
+    ) -> list[int]:
+        """The neighbours below the lexical head whose lexical scores the fusion's first ``places``
+        need (fusion.contenders)."""
+        return contenders(head, semantic, places=places, params=params)
 
     def close(self) -> None:
         self._embedding.shutdown(wait=False, cancel_futures=True)

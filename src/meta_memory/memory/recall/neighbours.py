@@ -165,4 +165,5 @@ def nearest(
     k = min(limit, len(scores))
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.lexsort((docs[top], -scores[top]))]
-    return [(int(docs[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]
+    top = top[np.isfinite(scores[top])]
+    return list(zip(docs[top].tolist(), scores[top].tolist(), strict=True))

@@ -854,6 +854,8 @@ class SqliteRealmStore:
         def search(
             query: np.ndarray, limit: int, allowed: Collection[int] | None = None
         ) -> list[tuple[int, float]]:
+            if len(scoped) == 1:  # best first already
+                return nearest(scoped[0], query, limit, allowed)
             found = [hit for scope in scoped for hit in nearest(scope, query, limit, allowed)]
             return sorted(found, key=lambda hit: -hit[1])[:limit]
 
