@@ -17,7 +17,15 @@ import pytest
 from meta_memory import Meta
 from meta_memory.config import load_config_dict
 from meta_memory.errors import ConfigError
-from meta_memory.memory.recall.ann import ANN_MIN_VECTORS, ScopeAnn, _Rows, _unreachable
+from meta_memory.memory.recall import ann as ann_module
+from meta_memory.memory.recall.ann import (
+    ANN_MIN_VECTORS,
+    PROBES_MIN,
+    RECALL_MIN,
+    ScopeAnn,
+    _Rows,
+    _unreachable,
+)
 from meta_memory.memory.recall.neighbours import (
     MIN_SIMILARITY,
     ScopeVectors,
@@ -49,17 +57,30 @@ def exact_top(matrix: np.ndarray, docs: np.ndarray, query: np.ndarray, k: int) -
     return {int(docs[i]) for i in np.argsort(-scores, kind="stable")[:k]}
 
 
+def graph_index(probes: np.ndarray, **options: Any) -> ScopeAnn:
+    """A graph index that has observed ``probes`` (the queries a build checks its graph with) and
+    builds after one; the graph is used whatever it costs beside the exact product (these scopes
+    are small enough for the product to win: the cost rule is not what these tests are about)."""
+    ann = ScopeAnn(DIM, probes_min=1, cheaper_only=False, **options)
+    for query in probes:
+        ann.observe(query)
+    return ann
+
+
 def settled(docs: np.ndarray, matrix: np.ndarray) -> ScopeVectors:
-    """A scope whose graph build has finished, built or refused (too many rows it cannot reach)."""
-    ann = ScopeAnn(DIM)
+    """A scope whose graph build has finished, built or refused (too many rows it cannot reach);
+    the probes are some of its own rows."""
+    ann = graph_index(matrix[:: max(len(matrix) // 64, 1)])
     ann.start(docs, matrix)
     ann.wait(60)
     assert ann.ready or ann.failed
     return ScopeVectors(docs, matrix, (0,), ann)
 
 
-def built(docs: np.ndarray, matrix: np.ndarray) -> ScopeVectors:
-    ann = ScopeAnn(DIM)
+def built(docs: np.ndarray, matrix: np.ndarray, probes: np.ndarray | None = None) -> ScopeVectors:
+    """A scope with its graph built, checked with ``probes`` (queries like clustered's; default:
+    fresh ones drawn around the same centres)."""
+    ann = graph_index(clustered(len(matrix))[1] if probes is None else probes)
     ann.start(docs, matrix)
     assert ann.wait(60), "the graph was not built"
     return ScopeVectors(docs, matrix, (0,), ann)
@@ -141,10 +162,10 @@ def test_a_graph_that_reaches_too_few_rows_is_built_again_denser() -> None:
     and gives it up only when none reaches enough."""
     matrix, queries = clustered(4_000)
     docs = np.arange(1, 4_001, dtype=np.int64)
-    sparse = ScopeAnn(DIM, attempts=((2, 1),))
+    sparse = graph_index(queries, attempts=((2, 1),))
     sparse._build(docs, matrix)
     assert sparse.failed and sparse._graph is None  # the sparse graph alone is refused
-    ann = ScopeAnn(DIM, attempts=((2, 1), (16, 128)))
+    ann = graph_index(queries, attempts=((2, 1), (16, 128)))
     ann._build(docs, matrix)
     assert ann.ready and ann.connectivity == 16 and not ann.failed
     found = sum(
@@ -164,7 +185,7 @@ def test_a_graph_answer_below_the_similarity_floor_is_checked_exactly() -> None:
     matrix = np.vstack([same, far])
     matrix = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
     docs = np.arange(1, 1_502, dtype=np.int64)
-    ann = ScopeAnn(DIM)
+    ann = graph_index(matrix[::25])
     ann._build(docs, matrix)  # on this thread: the refusal for unreachable rows is not the subject
     if ann._graph is None:  # refused (too many rows it cannot reach): exact search, trivially right
         pytest.skip("the graph was refused for unreachable rows")
@@ -192,6 +213,41 @@ def test_a_graph_is_rebuilt_once_enough_was_written_after_it() -> None:
     assert ann._graph is not None and ann._graph[1:3] == (3_000, 3_000)  # the new graph holds all
 
 
+def test_a_graph_that_misses_the_exact_top_10_of_the_queries_asked_is_not_used() -> None:
+    """Queries unlike the records (random directions, none near a cluster) through a sparse graph
+    searched narrowly: it reaches its rows, yet finds too little of their exact top 10, so the
+    scope stays with exact search, and tries again only once it has doubled."""
+    matrix, _ = clustered(4_000)
+    docs = np.arange(1, 4_001, dtype=np.int64)
+    rng = np.random.default_rng(11)
+    asked = rng.normal(size=(64, DIM))
+    asked = (asked / np.linalg.norm(asked, axis=1, keepdims=True)).astype(np.float32)
+    ann = graph_index(asked, attempts=((8, 64),), expansions=(1,))
+    ann._build(docs, matrix)
+    assert not ann.ready and not ann.failed and ann._refused_at == 4_000
+    scope = ScopeVectors(docs, matrix, (0,), ann)
+    assert {d for d, _ in nearest(scope, asked[0], 10)} == exact_top(matrix, docs, asked[0], 10)
+    ann.start(docs, matrix)
+    assert not ann._building  # not before the scope has doubled
+    ann.start(np.arange(1, 8_001, dtype=np.int64), np.vstack([matrix, matrix]))
+    assert ann._building
+    deadline = time.monotonic() + 60
+    while ann._building and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_a_graph_in_use_finds_what_it_was_checked_for() -> None:
+    """The graph a build keeps found at least RECALL_MIN of the exact top 10 of the queries asked;
+    the recall it reports is what those queries find through it."""
+    matrix, queries = clustered(4_000)
+    docs = np.arange(1, 4_001, dtype=np.int64)
+    scope = built(docs, matrix, queries)
+    assert scope.ann is not None and scope.ann.recall is not None
+    assert scope.ann.recall >= RECALL_MIN and scope.ann.expansion is not None
+    found = sum(len({d for d, _ in nearest(scope, q, 10)} & exact_top(matrix, docs, q, 10)) for q in queries)
+    assert found / (10 * len(queries)) >= RECALL_MIN - 0.02  # float16 inside: near the float64 oracle
+
+
 def test_until_the_graph_is_built_search_is_exact() -> None:
     matrix, queries = clustered(1_500)
     docs = np.arange(len(matrix), dtype=np.int64)
@@ -210,7 +266,10 @@ def test_a_doc_filter_is_searched_exactly_over_its_docs_only() -> None:
     assert {d for d, _ in hits} == exact_top(matrix[rows], docs[rows], queries[2], 10)
 
 
-def test_the_index_is_started_at_the_configured_size_and_carried_as_the_scope_grows() -> None:
+def test_the_index_is_started_at_the_configured_size_and_carried_as_the_scope_grows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ann_module, "CHEAPER_ONLY", False)  # 1,000 vectors: the product is cheaper
     matrix, _ = clustered(1_200)
     rows = [(i + 1, vector_bytes(v)) for i, v in enumerate(matrix)]
     small = extended(None, rows[:999], DIM, (999,), ann_min=1_000)
@@ -219,6 +278,9 @@ def test_the_index_is_started_at_the_configured_size_and_carried_as_the_scope_gr
     assert grown.ann is not None
     assert not grown.ann.ready  # the store that keeps this copy starts the build
     grown.ann.start(grown.docs, grown.matrix)
+    assert not grown.ann._building  # once PROBES_MIN queries were asked
+    for query in matrix[:PROBES_MIN]:
+        assert nearest(grown, query, 10)  # searched exactly, observed
     assert grown.ann.wait(60)
     later = extended(grown, rows[1_000:], DIM, (1_200,), ann_min=1_000)
     assert later.ann is grown.ann  # one graph per scope, extended, not rebuilt
@@ -245,8 +307,12 @@ TOPICS = [
 
 
 def test_a_scope_past_the_size_is_recalled_by_meaning_through_its_graph(
-    tmp_path: Path, backend: Backend
+    tmp_path: Path, backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A graph is built once the scope was asked PROBES_MIN queries (4 here), and used whatever
+    it costs beside the exact product over these 1,003 vectors (the product would win)."""
+    monkeypatch.setattr(ann_module, "PROBES_MIN", 4)
+    monkeypatch.setattr(ann_module, "CHEAPER_ONLY", False)
     state = tmp_path / "state"
     stored: dict[str, Any] = backend.store_config()
     meta = (

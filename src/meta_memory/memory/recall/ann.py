@@ -9,8 +9,12 @@ when 16 leaves too many rows out of reach: ``ATTEMPTS``), in the memory
 of each process that ranks it; the store's vectors stay the truth, so nothing about it is persisted
 or needs a migration, and either backend builds it from the same matrix.
 
-The graph is built on a background thread below request threads' priority, never on a recall:
-until it is ready, the scope is searched exactly. The vectors the store adds afterwards are
+The graph is built on a background thread below request threads' priority, never on a recall,
+once the scope has been asked enough queries to check it with: it is used only where it finds at
+least 95 % of the exact top 10 for the scope's own recent queries at a cost below the exact
+product (``_calibrated``; real questions sit apart from the records they ask about, and a graph
+that serves generated queries well can serve them poorly). Until then, and where it falls short,
+the scope is searched exactly. The vectors the store adds afterwards are
 searched exactly beside it until there are enough of them for a new graph (:class:`ScopeAnn`),
 and a store that removes vectors (PostgreSQL's sweep) hands over a fresh matrix, for which a
 fresh graph is built. A search restricted to some docs (a tag filter) is exact over those docs'
@@ -20,6 +24,7 @@ rows, whatever the scope's size. Measured recall@10 against exact search: benchm
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import importlib.metadata
@@ -62,6 +67,27 @@ REBUILD_MIN = 1_000
 # share of unreachable ones past which the graph is not used.
 CHECK_ALL = 50_000
 ORPHANS_MAX = 0.05
+# A graph is used only where it finds RECALL_MIN of the exact top 10 for the queries the scope was
+# really asked (the last PROBES_KEPT of them; a build waits for PROBES_MIN), searched as deep as
+# recall searches (PROBE_DEPTH), at the first of EXPANSIONS that does, and only while that search
+# costs well less than the exact product (COST_MAX). Vectors generated around centres do at 128
+# (benchmarks/ann.py), but real questions sit apart from the records they ask about: over the
+# 30,619 records of the recall-quality development sets and their questions, the graph found 0.74
+# of the exact top 10 at 128 and 0.90 at 512 with the static model, 0.89 at 128 with MiniLM
+# (benchmarks/ann.py --devsets). A graph refused is tried again once the scope has doubled.
+RECALL_MIN = 0.95
+# What the probes must find above RECALL_MIN, for the queries to come: with MiniLM over the same
+# records, 0.957 and 0.961 on 256 of the questions were 0.942 on half of the others.
+PROBE_MARGIN = 0.02
+PROBES_MIN = 64
+PROBES_KEPT = 256
+PROBE_DEPTH = 100
+EXPANSIONS = (EXPANSION_SEARCH, 2 * EXPANSION_SEARCH, 4 * EXPANSION_SEARCH, 8 * EXPANSION_SEARCH)
+# A graph (with its unreachable rows' exact search) must answer in at most this share of the exact
+# product's time, both measured in the build one query at a time, the graph after the product has
+# streamed the matrix through the caches.
+COST_MAX = 0.5
+CHEAPER_ONLY = True  # (off only where a test of the graph's use runs on a scope too small to gain)
 
 
 def ann_available() -> bool:
@@ -122,26 +148,46 @@ class ScopeAnn:
         *,
         background_nice: int = BACKGROUND_NICE,
         attempts: tuple[tuple[int, int], ...] = ATTEMPTS,
+        expansions: tuple[int, ...] = EXPANSIONS,
+        probes_min: int | None = None,
+        cheaper_only: bool | None = None,
     ) -> None:
         self.dim = dim
         self._nice = background_nice
         self._attempts = attempts
+        self._expansions = expansions
+        # (module constants read when made: tests change them)
+        self._probes_min = PROBES_MIN if probes_min is None else probes_min
+        self._cheaper_only = CHEAPER_ONLY if cheaper_only is None else cheaper_only
         self.connectivity: int | None = None  # M of the graph in use
+        self.expansion: int | None = None  # its expansion at search time
+        self.recall: float | None = None  # its recall@10 of the exact top 10 on the probes
         self._lock = threading.Lock()
         # (usearch Index, built_upto, size, the vectors the graph cannot reach: searched exactly)
         self._graph: tuple[object, int, int, _Rows] | None = None
         self._building = False
         self.failed = False
+        self._probes: collections.deque[np.ndarray] = collections.deque(maxlen=PROBES_KEPT)
+        self._refused_at = 0  # the scope's size when a graph last fell short of RECALL_MIN
 
     @property
     def ready(self) -> bool:
         return self._graph is not None
 
+    def observe(self, query: np.ndarray) -> None:
+        """Keep ``query`` (a unit vector the scope was asked) among the probes a build checks its
+        graph with."""
+        self._probes.append(query)
+
     def start(self, docs: np.ndarray, matrix: np.ndarray) -> None:
         """Build the graph of ``docs`` / ``matrix`` (ascending docs, unit rows) on a thread of its
-        own, unless one is being built (or was, and failed); a built graph is replaced when done."""
+        own, unless one is being built (or was, and failed), fewer than ``probes_min`` queries were
+        observed, or a graph fell short at less than half this size; a built graph is replaced when
+        done."""
         with self._lock:
-            if self._building or self.failed:
+            if self._building or self.failed or len(self._probes) < max(self._probes_min, 1):
+                return
+            if self._refused_at and len(docs) < 2 * self._refused_at:
                 return
             self._building = True
         start_background(lambda: self._build(docs, matrix), "meta-ann-build")
@@ -165,11 +211,13 @@ class ScopeAnn:
         product for the rows of ``docs`` past them."""
         import numpy as np
 
+        q = query.astype(np.float32, copy=False)
+        self.observe(q)
         graph = self._graph
         if graph is None:
+            self.start(docs, matrix)  # once enough queries were observed
             return None
         index, built_upto, size, orphans = graph
-        q = query.astype(np.float32, copy=False)
         found = index.search(q, limit, exact=False, threads=1)  # type: ignore[attr-defined]
         keys = np.asarray(found.keys, dtype=np.int64)
         scores = 1.0 - np.asarray(found.distances, dtype=np.float32)
@@ -199,6 +247,7 @@ class ScopeAnn:
             if usearch is None:  # a graph is only made where usearch was found
                 raise ImportError("usearch")
             threads = os.cpu_count() or 1
+            reached = False  # some graph reached enough of the rows
             for connectivity, expansion in self._attempts:
                 index = usearch.Index(
                     ndim=self.dim,
@@ -214,14 +263,33 @@ class ScopeAnn:
                     stop = start + BUILD_STEP
                     index.add(docs[start:stop], matrix[start:stop], threads=threads)
                 orphans = _unreachable(index, docs, matrix, threads)
-                if len(orphans) <= ORPHANS_MAX * len(docs):
-                    # Their rows copied once: a copy per query was a third of a search's time.
-                    rows = _Rows(docs[orphans], np.ascontiguousarray(matrix[orphans]))
-                    with self._lock:
-                        self._graph = (index, int(docs[-1]) if len(docs) else -1, len(docs), rows)
-                        self.connectivity = connectivity
-                    return
-                del index
+                if len(orphans) > ORPHANS_MAX * len(docs):
+                    del index
+                    continue
+                reached = True
+                # Their rows copied once: a copy per query was a third of a search's time.
+                rows = _Rows(docs[orphans], np.ascontiguousarray(matrix[orphans]))
+                observed = list(self._probes)
+                probes = np.stack(observed) if observed else np.zeros((0, self.dim), np.float32)
+                chosen = _calibrated(index, rows, matrix, probes, self._expansions, self._cheaper_only)
+                if chosen is None:
+                    del index
+                    continue
+                with self._lock:
+                    index.expansion_search = chosen[0]
+                    self._graph = (index, int(docs[-1]) if len(docs) else -1, len(docs), rows)
+                    self.connectivity, (self.expansion, self.recall) = connectivity, chosen
+                return
+            if reached:
+                log.info(
+                    "approximate index of %d vectors finds too little of the exact top 10 for the"
+                    " queries asked, or costs more than exact search; searching exactly",
+                    len(docs),
+                )
+                with self._lock:
+                    self._refused_at = len(docs)
+                    self._graph = None
+                return
             log.warning(
                 "approximate index of %d vectors reaches too few of them (%d not); searching exactly",
                 len(docs),
@@ -254,6 +322,71 @@ def _best(
         top = np.argpartition(-scores, limit - 1)[:limit]
         return docs[top], scores[top]
     return docs, scores
+
+
+def _calibrated(
+    index: Any,
+    orphans: _Rows,
+    matrix: np.ndarray,
+    probes: np.ndarray,
+    expansions: tuple[int, ...],
+    cheaper_only: bool = True,
+) -> tuple[int, float] | None:
+    """The first of ``expansions`` at which the graph (with ``orphans`` searched exactly beside
+    it, as a recall does) finds RECALL_MIN (and PROBE_MARGIN) of the exact top 10 of ``probes`` among the first 10
+    of PROBE_DEPTH, at a cost per query below COST_MAX of an exact product over ``matrix``; with
+    the recall it found. The truth is an exact search of the graph's own (float16) vectors, so what is
+    measured is the graph's approximation alone. ``None``: none does."""
+    import time
+
+    import numpy as np
+
+    if not len(probes):
+        return None
+    depth = min(PROBE_DEPTH, len(matrix))
+    exact = index.search(probes, 10, exact=True, threads=os.cpu_count() or 1)
+    truth = np.asarray(exact.keys).reshape(len(probes), -1)
+    for expansion in expansions:
+        index.expansion_search = expansion
+        exact_s = graph_s = 0.0
+        # One query at a time, as recall asks, each graph search after an exact product streamed
+        # the matrix through the caches as a recall's lexical ranking does (warm, in a batch, the
+        # graph looked 2 to 2.5 times cheaper than it is beside one).
+        for q in probes[:16]:
+            started = time.perf_counter()
+            np.argpartition(-np.einsum("ij,j->i", matrix, q), depth - 1)
+            between = time.perf_counter()
+            index.search(q, depth, exact=False, threads=1)
+            if len(orphans.docs):
+                _best(orphans.docs, orphans.matrix, q, depth)
+            exact_s, graph_s = exact_s + between - started, graph_s + time.perf_counter() - between
+        found = index.search(probes, depth, exact=False, threads=os.cpu_count() or 1)
+        keys = np.asarray(found.keys).reshape(len(probes), -1)
+        scores = 1.0 - np.asarray(found.distances).reshape(len(probes), -1)
+        hits = 0
+        for i, q in enumerate(probes):
+            hits += len(set(_merged(keys[i], scores[i], orphans, q, 10)) & set(truth[i].tolist()))
+        recall = hits / (10 * len(probes))
+        if cheaper_only and graph_s > COST_MAX * exact_s:
+            return None
+        if recall >= RECALL_MIN + PROBE_MARGIN:
+            return expansion, recall
+    return None
+
+
+def _merged(keys: np.ndarray, scores: np.ndarray, orphans: _Rows, query: np.ndarray, k: int) -> list[int]:
+    """The ``k`` best docs of a graph's answer and the exact search of ``orphans`` together (an
+    orphan the graph found counts once), as :meth:`ScopeAnn.nearest` merges them."""
+    import numpy as np
+
+    keys = np.asarray(keys, dtype=np.int64)
+    if len(orphans.docs):
+        kept = ~np.isin(keys, orphans.docs)
+        extra_keys, extra_scores = _best(orphans.docs, orphans.matrix, query, k)
+        keys = np.concatenate([keys[kept], extra_keys])
+        scores = np.concatenate([scores[kept], extra_scores])
+    best: list[int] = keys[np.argsort(-scores, kind="stable")[:k]].tolist()
+    return best
 
 
 def _unreachable(index: Any, docs: np.ndarray, matrix: np.ndarray, threads: int) -> np.ndarray:
