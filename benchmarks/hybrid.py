@@ -46,6 +46,7 @@ from agent_memory import OUT, Corpus, StdioGateway, percentile
 from meta_memory.config import load_config_dict
 from meta_memory.memory.embedding import BACKGROUND_NICE, DEFAULT_MODEL, load_embedder
 from meta_memory.memory.params import parse_recall, parse_remember
+from meta_memory.memory.recall.ann import PROBES_MIN
 from meta_memory.memory.recall.neighbours import record_text
 from meta_memory.memory.sqlite.checkpoint import QUIET_S
 from meta_memory.memory.sqlite.vectors import VectorFile
@@ -182,8 +183,10 @@ def bench_recall(state: Path, n: int, dsn: str | None = None) -> tuple[list[floa
         )
         memory = runtime.agent_memory
         assert memory is not None
-        time.sleep(SETTLE_S)  # the indexing process's start (a model load, a merge) is not the query's
-        for text in texts[:30]:  # warm the caches (the scope's vector matrix, the index pages)
+        # Warm the caches (the scope's vector matrix, the index pages) and ask a large scope the
+        # queries its graph's build is checked with (recall/ann.py PROBES_MIN), then settle: the
+        # indexing process's start (a model load, a merge) and a graph's build are not the query's.
+        for text in (texts * 2)[: PROBES_MIN + 36]:
             memory.recall(
                 parse_recall(
                     {"identity": IDENTITY, "query_text": text},
@@ -192,6 +195,7 @@ def bench_recall(state: Path, n: int, dsn: str | None = None) -> tuple[list[floa
                     default_max=8,
                 )
             )
+        time.sleep(SETTLE_S)
         for text in texts:
             params = parse_recall(
                 {"identity": IDENTITY, "query_text": text},
