@@ -5,10 +5,10 @@ scope lexically (the head the fusion keeps, and as many again) and by cosine sim
 query's embedding (as deep as the fusion reads), scores lexically the neighbours below the lexical
 head that can reach the places of the records it fetches first (fusion.contenders), fuses the two
 rankings (:mod:`.fusion`), and returns the best active records carrying the query's tags; when
-stale records leave those places short, it scores the rest and reads the fusion deeper. A record not embedded yet is still found lexically, so
-read-your-writes holds; a neighbour less similar than ``min_similarity`` is not a candidate, so a
-query about nothing the scope holds recalls nothing by embedding alone. ``always`` recall is the
-lexical provider's (newest first).
+stale records leave those places short, it scores the rest and reads the fusion deeper. A record
+not embedded yet is still found lexically, so read-your-writes holds; a neighbour less similar
+than ``min_similarity`` is not a candidate, so a query about nothing the scope holds recalls
+nothing by embedding alone. ``always`` recall is the lexical provider's (newest first).
 
 The store supplies the vectors (``VectorReads``); a store without them (a realm not embedded yet,
 a backend without vectors) gives the lexical ranking alone.
@@ -242,7 +242,7 @@ class HybridRecallProvider:
                     head = ranking.top(head_depth)
                     if searched is not None and searched.done():  # searched here: one read serves all
                         semantic, params = self._semantic(searched, query)
-                        needed = self._contenders(head, semantic, params, head_depth, places)
+                        needed = contenders(head, semantic, places=places, params=params)
                         self._scores(ranking, ranked, needed, scored)
         except BaseException:
             if searched is not None:
@@ -253,7 +253,7 @@ class HybridRecallProvider:
                 semantic, params = self._semantic(searched, query)
             else:
                 semantic = []
-            needed = self._contenders(head, semantic, params, head_depth, places)
+            needed = contenders(head, semantic, places=places, params=params)
             if ranking is not None and needed:
                 # A second read of the same scopes (a store's read snapshot ends with its block).
                 with store.reading_index(query.scopes) as index:
@@ -274,7 +274,7 @@ class HybridRecallProvider:
                 # Past the first places: the fusion as deep as it reads, with the lexical scores of
                 # the neighbours not read yet (its first places are those already fetched).
                 deeper = False
-                rest = self._contenders(head, semantic, params, head_depth, depth)
+                rest = contenders(head, semantic, places=depth, params=params)
                 rest = [doc for doc in rest if doc not in scored]
                 if ranking is not None and rest:
                     with store.reading_index(query.scopes) as index:
@@ -310,18 +310,6 @@ class HybridRecallProvider:
         lexical = lexical_candidates(head, semantic, scored)
         deep = replace(params, depth=max(params.depth, len(lexical)))
         return hybrid_scored(lexical, semantic, limit=limit, params=deep)
-
-    @staticmethod
-    def _contenders(
-        head: Sequence[tuple[int, float]],
-        semantic: Sequence[tuple[int, float]],
-        params: HybridParams,
-        head_depth: int,
-        places: int,
-    ) -> list[int]:
-        """The neighbours below the lexical head whose lexical scores the fusion's first ``places``
-        need (fusion.contenders)."""
-        return contenders(head, semantic, places=places, params=params)
 
     def close(self) -> None:
         self._embedding.shutdown(wait=False, cancel_futures=True)
