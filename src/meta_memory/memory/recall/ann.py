@@ -240,16 +240,10 @@ class ScopeAnn:
         keys = np.asarray(found.keys, dtype=np.int64)
         scores = 1.0 - np.asarray(found.distances, dtype=np.float32)
         start = int(np.searchsorted(docs, built_upto, side="right"))
-        parts = [(keys, scores)]
-        if len(orphans.docs):  # exact over the rows the graph cannot reach: their scores replace its
-            at = np.minimum(np.searchsorted(orphans.docs, keys), len(orphans.docs) - 1)
-            kept = orphans.docs[at] != keys  # (their docs ascend)
-            parts = [(keys[kept], scores[kept]), _best(orphans.docs, orphans.matrix, q, limit)]
+        keys, scores = _with_orphans(keys, scores, orphans, q, limit)
         if start < len(docs):  # the delta: a view of the rows past the graph, not a copy
-            parts.append(_best(docs[start:], matrix[start:], q, limit))
-        if len(parts) > 1:
-            keys = np.concatenate([k for k, _ in parts])
-            scores = np.concatenate([v for _, v in parts])
+            delta_keys, delta_scores = _best(docs[start:], matrix[start:], q, limit)
+            keys, scores = np.concatenate([keys, delta_keys]), np.concatenate([scores, delta_scores])
         order = np.lexsort((keys, -scores))[:limit]  # best first, ties by doc
         best = list(zip(keys[order].tolist(), scores[order].tolist(), strict=True))
         if len(docs) - start >= max(REBUILD_MIN, REBUILD_FRACTION * size):
@@ -379,11 +373,13 @@ def _calibrated(
                 _best(orphans.docs, orphans.matrix, q, depth)
             exact_s, graph_s = exact_s + between - started, graph_s + time.perf_counter() - between
         found = index.search(probes, depth, exact=False, threads=os.cpu_count() or 1)
-        keys = np.asarray(found.keys).reshape(len(probes), -1)
-        scores = 1.0 - np.asarray(found.distances).reshape(len(probes), -1)
+        keys = np.asarray(found.keys, dtype=np.int64).reshape(len(probes), -1)
+        scores = 1.0 - np.asarray(found.distances, dtype=np.float32).reshape(len(probes), -1)
         hits = 0
         for i, q in enumerate(probes):
-            hits += len(set(_merged(keys[i], scores[i], orphans, q, 10)) & set(truth[i].tolist()))
+            ours, ours_scores = _with_orphans(keys[i], scores[i], orphans, q, 10)
+            top = ours[np.lexsort((ours, -ours_scores))[:10]]
+            hits += len(set(top.tolist()) & set(truth[i].tolist()))
         recall = hits / (10 * len(probes))
         if cheaper_only and graph_s > COST_MAX * exact_s:
             return None
@@ -392,19 +388,19 @@ def _calibrated(
     return None
 
 
-def _merged(keys: np.ndarray, scores: np.ndarray, orphans: _Rows, query: np.ndarray, k: int) -> list[int]:
-    """The ``k`` best docs of a graph's answer and the exact search of ``orphans`` together (an
-    orphan the graph found counts once), as :meth:`ScopeAnn.nearest` merges them."""
+def _with_orphans(
+    keys: np.ndarray, scores: np.ndarray, orphans: _Rows, query: np.ndarray, limit: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """A graph's answer (``keys``, ``scores``) with the exact search of the rows it cannot reach
+    beside it: their ``limit`` best, whose exact scores replace any the graph gave them."""
     import numpy as np
 
-    keys = np.asarray(keys, dtype=np.int64)
-    if len(orphans.docs):
-        kept = ~np.isin(keys, orphans.docs)
-        extra_keys, extra_scores = _best(orphans.docs, orphans.matrix, query, k)
-        keys = np.concatenate([keys[kept], extra_keys])
-        scores = np.concatenate([scores[kept], extra_scores])
-    best: list[int] = keys[np.argsort(-scores, kind="stable")[:k]].tolist()
-    return best
+    if not len(orphans.docs):
+        return keys, scores
+    at = np.minimum(np.searchsorted(orphans.docs, keys), len(orphans.docs) - 1)
+    kept = orphans.docs[at] != keys  # (their docs ascend)
+    extra_keys, extra_scores = _best(orphans.docs, orphans.matrix, query, limit)
+    return np.concatenate([keys[kept], extra_keys]), np.concatenate([scores[kept], extra_scores])
 
 
 def _unreachable(index: Any, docs: np.ndarray, matrix: np.ndarray, threads: int) -> np.ndarray:

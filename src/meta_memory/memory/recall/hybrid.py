@@ -234,6 +234,7 @@ class HybridRecallProvider:
         # stale records leave that batch short.
         places = max(query.max_entries + FETCH_SLACK, params.protect + 1)
         scored: dict[int, float] = {}
+        asked: Collection[int] = ()  # the neighbours whose lexical scores were read
         try:
             if terms:
                 with store.reading_index(query.scopes) as index:
@@ -242,8 +243,8 @@ class HybridRecallProvider:
                     head = ranking.top(head_depth)
                     if searched is not None and searched.done():  # searched here: one read serves all
                         semantic, params = self._semantic(searched, query)
-                        needed = contenders(head, semantic, places=places, params=params)
-                        self._scores(ranking, ranked, needed, scored)
+                        asked = contenders(head, semantic, places=places, params=params)
+                        self._scores(ranking, ranked, asked, scored)
         except BaseException:
             if searched is not None:
                 searched.cancel()
@@ -253,12 +254,12 @@ class HybridRecallProvider:
                 semantic, params = self._semantic(searched, query)
             else:
                 semantic = []
-            needed = contenders(head, semantic, places=places, params=params)
-            if ranking is not None and needed:
+            asked = contenders(head, semantic, places=places, params=params)
+            if ranking is not None and asked:
                 # A second read of the same scopes (a store's read snapshot ends with its block).
                 with store.reading_index(query.scopes) as index:
                     ranked = index if allowed is None else only_docs(index, allowed)
-                    self._scores(ranking, ranked, needed, scored)
+                    self._scores(ranking, ranked, asked, scored)
         fused = self._fused(head, semantic, scored, params, places) if semantic else relative(head)
         deeper = bool(semantic)  # the fusion was cut at ``places``
         wanted = set(query.tags)
@@ -274,21 +275,22 @@ class HybridRecallProvider:
                 # Past the first places: the fusion as deep as it reads, with the lexical scores of
                 # the neighbours not read yet (its first places are those already fetched).
                 deeper = False
-                rest = contenders(head, semantic, places=depth, params=params)
-                rest = [doc for doc in rest if doc not in scored]
+                read = set(asked)
+                rest = [
+                    doc for doc in contenders(head, semantic, places=depth, params=params) if doc not in read
+                ]
                 if ranking is not None and rest:
                     with store.reading_index(query.scopes) as index:
                         ranked = index if allowed is None else only_docs(index, allowed)
                         self._scores(ranking, ranked, rest, scored)
                 fused = self._fused(head, semantic, scored, params, depth)
                 continue
-            batch = fused[start : start + places]
+            # The deeper fusion's first places are those fetched already (ties aside): skipped.
+            batch = [(doc, score) for doc, score in fused[start : start + places] if doc not in seen]
             by_doc = store.records_by_doc([doc for doc, _ in batch])
             for doc, score in batch:
-                record = by_doc.get(doc)
-                if doc in seen:  # the deeper fusion's first places are those fetched (ties aside)
-                    continue
                 seen.add(doc)
+                record = by_doc.get(doc)
                 if record is not None and query.live(record) and wanted.issubset(record.tags):
                     out.append((record, round(score, 6)))
                     if len(out) == query.max_entries:
