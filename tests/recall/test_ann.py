@@ -69,12 +69,12 @@ def graph_index(probes: np.ndarray, **options: Any) -> ScopeAnn:
 
 
 def settled(docs: np.ndarray, matrix: np.ndarray) -> ScopeVectors:
-    """A scope whose graph build has finished, built or refused (too many rows it cannot reach);
-    the probes are some of its own rows."""
+    """A scope whose graph build has finished: built, or refused (too many rows it cannot reach, or
+    too little of the exact top 10 found for the probes, which are some of its own rows)."""
     ann = graph_index(matrix[:: max(len(matrix) // 64, 1)])
     ann.start(docs, matrix)
     ann.wait(60)
-    assert ann.ready or ann.failed
+    assert not ann._building
     return ScopeVectors(docs, matrix, (0,), ann)
 
 

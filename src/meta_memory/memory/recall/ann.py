@@ -211,11 +211,12 @@ class ScopeAnn:
         start_background(lambda: self._build(docs, matrix), "meta-ann-build")
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait until a graph is built (tests, benchmarks); whether one is."""
+        """Wait until the build under way ends, a graph kept or refused (tests, benchmarks);
+        whether one is built."""
         import time
 
         deadline = None if timeout is None else time.monotonic() + timeout
-        while not self.ready and not self.failed:
+        while self._building:
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             time.sleep(0.01)
