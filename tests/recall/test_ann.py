@@ -29,6 +29,8 @@ from meta_memory.memory.recall.ann import (
 from meta_memory.memory.recall.neighbours import (
     INT8_MIN,
     MIN_SIMILARITY,
+    SKETCH_MIN,
+    SKETCH_REFIT,
     ScopeVectors,
     extended,
     nearest,
@@ -272,6 +274,70 @@ def test_exact_search_of_a_large_scope_through_its_int8_rows_finds_the_exact_top
             assert score == pytest.approx(float(scope.matrix[doc - 1] @ q), abs=1e-6)
         deep = nearest(scope, q, 100)
         assert len(deep) == 100 and [s for _, s in deep] == sorted((s for _, s in deep), reverse=True)
+
+
+def low_rank(n: int, rank: int = 24, seed: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` unit vectors whose variance lies mostly in ``rank`` directions (as text embeddings'
+    does: most of it in a few dozen), and 100 queries drawn the same way."""
+    rng = np.random.default_rng(seed)
+    basis = rng.normal(size=(rank, DIM))
+
+    def draw(count: int) -> np.ndarray:
+        m = rng.normal(size=(count, rank)) @ basis + rng.normal(scale=1.8, size=(count, DIM))
+        return (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+
+    return draw(n), draw(100)
+
+
+def test_a_scope_whose_variance_lies_in_few_directions_is_ranked_in_its_sketch_first() -> None:
+    """Past SKETCH_MIN vectors a scope whose variance lies in few directions is sketched in them;
+    its search ranks the sketch first and rescores the rows found in float32: the float64
+    oracle's top 10 and nearly all of its top 100, with float32 cosines."""
+    matrix, queries = low_rank(6_000)
+    rows = [(i + 1, vector_bytes(v)) for i, v in enumerate(matrix)]
+    scope = extended(None, rows, DIM, (6_000,), ann_min=None)
+    assert scope.sketch is not None and scope.sketch.projection is not None and scope.sketch.rows is not None
+    assert scope.sketch.projection.shape[1] < DIM // 3 and len(scope.sketch.rows) == 6_000
+    top10 = top100 = 0
+    for q in queries:
+        hits = nearest(scope, q, 10)
+        top10 += len({d for d, _ in hits} & exact_top(scope.matrix, scope.docs, q, 10))
+        for doc, score in hits:
+            assert score == pytest.approx(float(scope.matrix[doc - 1] @ q), abs=1e-6)
+        deep = nearest(scope, q, 100)
+        assert len(deep) == 100 and [s for _, s in deep] == sorted((s for _, s in deep), reverse=True)
+        top100 += len({d for d, _ in deep} & exact_top(scope.matrix, scope.docs, q, 100))
+    assert top10 / (10 * len(queries)) >= 0.99 and top100 / (100 * len(queries)) >= 0.97
+
+
+def test_a_scope_whose_variance_is_spread_is_not_sketched_and_is_searched_exactly() -> None:
+    """Vectors spread over most directions (clustered's noise): no few directions hold enough of
+    their variance, the fit is refused and search ranks every row (through the int8 pass)."""
+    matrix, queries = clustered(5_000)
+    rows = [(i + 1, vector_bytes(v)) for i, v in enumerate(matrix)]
+    scope = extended(None, rows, DIM, (5_000,), ann_min=None)
+    assert scope.sketch is not None and scope.sketch.projection is None and scope.sketch.fitted == 5_000
+    for q in queries[:20]:
+        assert {d for d, _ in nearest(scope, q, 10)} == exact_top(scope.matrix, scope.docs, q, 10)
+
+
+def test_a_sketch_is_fitted_at_its_size_carried_as_the_scope_grows_and_fitted_again_later() -> None:
+    matrix, _ = low_rank(SKETCH_MIN * SKETCH_REFIT + 1)
+    rows = [(i + 1, vector_bytes(v)) for i, v in enumerate(matrix)]
+    small = extended(None, rows[: SKETCH_MIN - 1], DIM, (1,), ann_min=None)
+    assert small.sketch is None
+    first = extended(small, rows[SKETCH_MIN - 1 : SKETCH_MIN], DIM, (2,), ann_min=None)
+    assert first.sketch is not None and first.sketch.fitted == SKETCH_MIN
+    upto = SKETCH_MIN * SKETCH_REFIT - 1
+    grown = extended(first, rows[SKETCH_MIN:upto], DIM, (3,), ann_min=None)
+    assert grown.sketch is not None and grown.sketch.projection is first.sketch.projection
+    assert grown.sketch.rows is not None and len(grown.sketch.rows) == upto
+    # The rows added since the fit are in the sketch: each is its own nearest neighbour.
+    for row in (upto - 1, upto - 500):
+        assert nearest(grown, grown.matrix[row], 3)[0][0] == row + 1
+    refit = extended(grown, rows[upto:], DIM, (4,), ann_min=None)
+    assert refit.sketch is not None and refit.sketch.fitted == len(matrix)
+    assert refit.sketch.projection is not grown.sketch.projection
 
 
 def test_a_doc_filter_is_searched_exactly_over_its_docs_only() -> None:

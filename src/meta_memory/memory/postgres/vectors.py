@@ -34,6 +34,7 @@ import logging
 import threading
 import time
 from collections.abc import Collection
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -163,7 +164,7 @@ class RealmVectors:
             if current is None or current.mark < key:
                 if current is not None and current.ann is not None and current.mark[0] == key[0]:
                     # Same vectors, more of them: the graph built so far goes on (catching up).
-                    out = ScopeVectors(out.docs, out.matrix, out.mark, current.ann, out.codes)
+                    out = replace(out, ann=current.ann)
                 self._cache[scope_id] = out
                 if out.ann is not None:  # the copy kept builds the graph, once
                     out.ann.start(out.docs, out.matrix)
