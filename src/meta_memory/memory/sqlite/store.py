@@ -841,15 +841,17 @@ class SqliteRealmStore:
             vectors = self._vectors
             if vectors is None:
                 return lambda query, limit, allowed=None: []
-            if vectors.behind(self._db):
+            upto: int | None = vectors.embedded_upto  # one read of the mark serves both below
+            if vectors.behind(self._db, upto):
                 if self._index_worker is None:
                     vectors.catch_up(self._db, embedder, INLINE_EMBED_MAX)
+                    upto = None  # moved
                 elif (now := time.monotonic()) - self._vectors_nudged_at >= VECTOR_NUDGE_GAP_S:
                     # Writes nudge the indexing process; a realm just switched to hybrid (or to
                     # another model) has none, so its reads do, while they rank lexically.
                     self._vectors_nudged_at = now
                     self._index_worker.nudge(self.path)
-            scoped = [vectors.scope(scope_id) for scope_id in self._existing_scope_ids(scopes)]
+            scoped = [vectors.scope(scope_id, upto) for scope_id in self._existing_scope_ids(scopes)]
 
         def search(
             query: np.ndarray, limit: int, allowed: Collection[int] | None = None

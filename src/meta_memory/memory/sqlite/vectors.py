@@ -178,9 +178,10 @@ class VectorFile:
         row = self._db.execute("SELECT value FROM meta WHERE key = 'embedded_upto'").fetchone()
         return int(row[0]) if row else 0
 
-    def behind(self, realm: sqlite3.Connection) -> bool:
+    def behind(self, realm: sqlite3.Connection, upto: int | None = None) -> bool:
+        """Whether the realm holds records past ``upto`` (default: the mark now)."""
         row = realm.execute("SELECT max(doc) FROM records").fetchone()
-        return row[0] is not None and int(row[0]) > self.embedded_upto
+        return row[0] is not None and int(row[0]) > (self.embedded_upto if upto is None else upto)
 
     def catch_up(self, realm: sqlite3.Connection, embedder: Embedder, limit: int) -> int:
         """Embed the active records past the mark, at most ``limit`` looked at; how many were read.
@@ -228,10 +229,11 @@ class VectorFile:
                 )
             return len(rows)
 
-    def scope(self, scope_id: int) -> ScopeVectors:
-        """The scope's vectors as one matrix, read incrementally from the cached copy."""
+    def scope(self, scope_id: int, upto: int | None = None) -> ScopeVectors:
+        """The scope's vectors up to ``upto`` (default: the mark now) as one matrix, read
+        incrementally from the cached copy."""
         with self._lock:
-            upto = self.embedded_upto
+            upto = self.embedded_upto if upto is None else upto
             cached = self._cache.get(scope_id)
             if cached is not None and cached.mark == (upto,):
                 return cached
