@@ -251,6 +251,28 @@ def test_a_graph_in_use_finds_what_it_was_checked_for() -> None:
     assert found / (10 * len(queries)) >= RECALL_MIN - 0.02  # float16 inside: near the float64 oracle
 
 
+@pytest.mark.parametrize("exact_costs_ms", [0.0, 5.0])
+def test_a_graph_is_kept_only_where_it_undercuts_the_scopes_own_exact_search(exact_costs_ms: float) -> None:
+    """The graph's cost is weighed against the search the scope gets without it (the one the
+    store hands the build: through a sketch, where the scope has one), not a bare product."""
+    matrix, queries = clustered(4_000)
+    docs = np.arange(1, 4_001, dtype=np.int64)
+    ann = ScopeAnn(DIM, probes_min=1, cheaper_only=True)
+    for query in queries:
+        ann.observe(query)
+
+    def exact(query: np.ndarray, limit: int) -> None:
+        time.sleep(exact_costs_ms / 1000)
+
+    ann.start(docs, matrix, exact)
+    ann.wait(60)
+    assert not ann._building
+    if exact_costs_ms:
+        assert ann.ready  # 5 ms a query: any graph of 4,000 vectors is cheaper
+    else:
+        assert not ann.ready and ann._refused_at == 4_000  # free: no graph is
+
+
 def test_until_the_graph_is_built_search_is_exact() -> None:
     matrix, queries = clustered(1_500)
     docs = np.arange(len(matrix), dtype=np.int64)

@@ -42,7 +42,14 @@ import psycopg_pool
 
 from ...clock import Clock
 from ..priority import BACKGROUND_NICE, lower_this_thread
-from ..recall.neighbours import ScopeVectors, extended, nearest, record_text, vector_bytes
+from ..recall.neighbours import (
+    ScopeVectors,
+    exact_search,
+    extended,
+    nearest,
+    record_text,
+    vector_bytes,
+)
 from .connect import lock_key
 
 if TYPE_CHECKING:
@@ -167,7 +174,7 @@ class RealmVectors:
                     out = replace(out, ann=current.ann)
                 self._cache[scope_id] = out
                 if out.ann is not None:  # the copy kept builds the graph, once
-                    out.ann.start(out.docs, out.matrix)
+                    out.ann.start(out.docs, out.matrix, exact_search(out))
         return out
 
 

@@ -32,6 +32,7 @@ import itertools
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..priority import BACKGROUND_NICE, lower_this_thread, start_background, stopping
@@ -42,6 +43,9 @@ if TYPE_CHECKING:
 __all__ = ["ANN_MIN_VECTORS", "ScopeAnn", "ann_available", "int8_rows"]
 
 log = logging.getLogger(__name__)
+
+ExactSearch = Callable[["np.ndarray", int], object]
+"""A scope's search without a graph: ``(query, limit)``, its answer unread (only its cost counts)."""
 
 ANN_MIN_VECTORS = 20_000
 """The default size of a scope, in vectors, from which it is searched through a graph index:
@@ -83,9 +87,10 @@ PROBES_MIN = 64
 PROBES_KEPT = 256
 PROBE_DEPTH = 100
 EXPANSIONS = (EXPANSION_SEARCH, 2 * EXPANSION_SEARCH, 4 * EXPANSION_SEARCH, 8 * EXPANSION_SEARCH)
-# A graph (with its unreachable rows' exact search) must answer in at most this share of the exact
-# product's time, both measured in the build one query at a time, the graph after the product has
-# streamed the matrix through the caches.
+# A graph (with its unreachable rows' exact search) must answer in at most this share of the time
+# of the exact search the scope would get instead (ScopeAnn.start's ``exact``: through the scope's
+# sketch, where it has one; the matrix's product otherwise), both measured in the build one query
+# at a time, the graph after the exact search has streamed its rows through the caches.
 COST_MAX = 0.5
 CHEAPER_ONLY = True  # (off only where a test of the graph's use runs on a scope too small to gain)
 
@@ -187,6 +192,7 @@ class ScopeAnn:
         self.failed = False
         self._probes: collections.deque[np.ndarray] = collections.deque(maxlen=PROBES_KEPT)
         self._refused_at = 0  # the scope's size when a graph last fell short of RECALL_MIN
+        self._exact: ExactSearch | None = None  # the scope's exact search, what a graph must beat
 
     @property
     def ready(self) -> bool:
@@ -197,12 +203,15 @@ class ScopeAnn:
         graph with."""
         self._probes.append(query)
 
-    def start(self, docs: np.ndarray, matrix: np.ndarray) -> None:
+    def start(self, docs: np.ndarray, matrix: np.ndarray, exact: ExactSearch | None = None) -> None:
         """Build the graph of ``docs`` / ``matrix`` (ascending docs, unit rows) on a thread of its
         own, unless one is being built (or was, and failed), fewer than ``probes_min`` queries were
         observed, or a graph fell short at less than half this size; a built graph is replaced when
-        done."""
+        done. ``exact``: the search the scope gets without a graph (kept for later builds too),
+        whose cost a graph must undercut; default the matrix's product."""
         with self._lock:
+            if exact is not None:
+                self._exact = exact
             if self._building or self.failed or len(self._probes) < max(self._probes_min, 1):
                 return
             if self._refused_at and len(docs) < 2 * self._refused_at:
@@ -284,7 +293,9 @@ class ScopeAnn:
                 rows = _Rows(docs[orphans], np.ascontiguousarray(matrix[orphans]))
                 observed = list(self._probes)
                 probes = np.stack(observed) if observed else np.zeros((0, self.dim), np.float32)
-                chosen = _calibrated(index, rows, matrix, probes, self._expansions, self._cheaper_only)
+                chosen = _calibrated(
+                    index, rows, matrix, probes, self._expansions, self._cheaper_only, self._exact
+                )
                 if chosen is None:
                     del index
                     continue
@@ -344,12 +355,14 @@ def _calibrated(
     probes: np.ndarray,
     expansions: tuple[int, ...],
     cheaper_only: bool = True,
+    baseline: ExactSearch | None = None,
 ) -> tuple[int, float] | None:
     """The first of ``expansions`` at which the graph (with ``orphans`` searched exactly beside
     it, as a recall does) finds RECALL_MIN (and PROBE_MARGIN) of the exact top 10 of ``probes`` among the first 10
-    of PROBE_DEPTH, at a cost per query below COST_MAX of an exact product over ``matrix``; with
-    the recall it found. The truth is an exact search of the graph's own (float16) vectors, so what is
-    measured is the graph's approximation alone. ``None``: none does."""
+    of PROBE_DEPTH, at a cost per query below COST_MAX of ``baseline``, the scope's search without
+    a graph (default: the product over ``matrix``); with the recall it found. The truth is an exact
+    search of the graph's own (float16) vectors, so what is measured is the graph's approximation
+    alone. ``None``: none does."""
     import time
 
     import numpy as np
@@ -362,12 +375,15 @@ def _calibrated(
     for expansion in expansions:
         index.expansion_search = expansion
         exact_s = graph_s = 0.0
-        # One query at a time, as recall asks, each graph search after an exact product streamed
-        # the matrix through the caches as a recall's lexical ranking does (warm, in a batch, the
-        # graph looked 2 to 2.5 times cheaper than it is beside one).
+        # One query at a time, as recall asks, each graph search after the search without a graph
+        # streamed its rows through the caches as a recall's lexical ranking does (warm, in a
+        # batch, the graph looked 2 to 2.5 times cheaper than it is beside one).
         for q in probes[:16]:
             started = time.perf_counter()
-            np.argpartition(-np.einsum("ij,j->i", matrix, q), depth - 1)
+            if baseline is None:
+                np.argpartition(-np.einsum("ij,j->i", matrix, q), depth - 1)
+            else:
+                baseline(q, depth)
             between = time.perf_counter()
             index.search(q, depth, exact=False, threads=1)
             if len(orphans.docs):

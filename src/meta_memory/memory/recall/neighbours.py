@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from .ann import ScopeAnn, ann_available, int8_rows
+from .ann import ExactSearch, ScopeAnn, ann_available, int8_rows
 
 # Exact search of a scope this large starts with a pass over its int8 components (ann.int8_rows),
 # INT8_SLACK rows deeper than twice the neighbours wanted, rescored in float32.
@@ -175,6 +175,13 @@ def extended(
     if ann is None and ann_min is not None and len(docs) >= ann_min and ann_available():
         ann = ScopeAnn(dim)
     return ScopeVectors(docs, matrix, mark, ann, codes, sketch)
+
+
+def exact_search(vectors: ScopeVectors) -> ExactSearch:
+    """The search ``vectors`` get without a graph (through their sketch, where they have one): what
+    a graph of them must undercut (ScopeAnn.start)."""
+    without = replace(vectors, ann=None)
+    return lambda query, limit: nearest(without, query, limit)
 
 
 def sketched(sketch: Sketch | None, matrix: np.ndarray) -> Sketch | None:

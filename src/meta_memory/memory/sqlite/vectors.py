@@ -29,7 +29,14 @@ from typing import TYPE_CHECKING
 
 from ...storage.layout import StateLayout
 from ..recall.ann import ANN_MIN_VECTORS
-from ..recall.neighbours import ScopeVectors, extended, nearest, record_text, vector_bytes
+from ..recall.neighbours import (
+    ScopeVectors,
+    exact_search,
+    extended,
+    nearest,
+    record_text,
+    vector_bytes,
+)
 from .checkpoint import WAL_KEEP_BYTES, truncate_wal
 
 if TYPE_CHECKING:
@@ -244,8 +251,8 @@ class VectorFile:
             ).fetchall()
             out = extended(cached, rows, self.dim, (upto,), ann_min=self.ann_min)
             self._cache[scope_id] = out
-            if out.ann is not None:
-                out.ann.start(out.docs, out.matrix)  # once: later copies carry the same graph
+            if out.ann is not None:  # once: later copies carry the same graph
+                out.ann.start(out.docs, out.matrix, exact_search(out))
             return out
 
     def nearest(
