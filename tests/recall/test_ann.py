@@ -6,6 +6,8 @@ backends, through recall itself."""
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,6 +70,25 @@ def graph_index(probes: np.ndarray, **options: Any) -> ScopeAnn:
     for query in probes:
         ann.observe(query)
     return ann
+
+
+def build_here(ann: ScopeAnn, docs: np.ndarray, matrix: np.ndarray) -> None:
+    """Run ``ann``'s build on this thread, at this thread's priority: a build lowers the priority
+    of the thread it runs on, and this one runs the rest of the test process's tests (and every
+    thread it starts after inherits the niceness)."""
+    ann._nice = 0
+    ann._build(docs, matrix)
+
+
+@pytest.fixture(autouse=True)
+def _priority_kept() -> Iterator[None]:
+    """No test of this module leaves the test thread at a lower priority."""
+    if not hasattr(os, "getpriority"):
+        yield
+        return
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    yield
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
 
 
 def settled(docs: np.ndarray, matrix: np.ndarray) -> ScopeVectors:
@@ -166,10 +187,10 @@ def test_a_graph_that_reaches_too_few_rows_is_built_again_denser() -> None:
     matrix, queries = clustered(4_000)
     docs = np.arange(1, 4_001, dtype=np.int64)
     sparse = graph_index(queries, attempts=((2, 1),))
-    sparse._build(docs, matrix)
+    build_here(sparse, docs, matrix)
     assert sparse.failed and sparse._graph is None  # the sparse graph alone is refused
     ann = graph_index(queries, attempts=((2, 1), (16, 128)))
-    ann._build(docs, matrix)
+    build_here(ann, docs, matrix)
     assert ann.ready and ann.connectivity == 16 and not ann.failed
     found = sum(
         len({d for d, _ in ann.nearest(docs, matrix, q, 10) or []} & exact_top(matrix, docs, q, 10))
@@ -189,7 +210,7 @@ def test_a_graph_answer_below_the_similarity_floor_is_checked_exactly() -> None:
     matrix = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
     docs = np.arange(1, 1_502, dtype=np.int64)
     ann = graph_index(matrix[::25])
-    ann._build(docs, matrix)  # on this thread: the refusal for unreachable rows is not the subject
+    build_here(ann, docs, matrix)  # on this thread: the refusal for unreachable rows is not the subject
     if ann._graph is None:  # refused (too many rows it cannot reach): exact search, trivially right
         pytest.skip("the graph was refused for unreachable rows")
     scope = _without(ScopeVectors(docs, matrix, (0,), ann), 1_500, orphans=[])
@@ -226,7 +247,7 @@ def test_a_graph_that_misses_the_exact_top_10_of_the_queries_asked_is_not_used()
     asked = rng.normal(size=(64, DIM))
     asked = (asked / np.linalg.norm(asked, axis=1, keepdims=True)).astype(np.float32)
     ann = graph_index(asked, attempts=((8, 64),), expansions=(1,))
-    ann._build(docs, matrix)
+    build_here(ann, docs, matrix)
     assert not ann.ready and not ann.failed and ann._refused_at == 4_000
     scope = ScopeVectors(docs, matrix, (0,), ann)
     assert {d for d, _ in nearest(scope, asked[0], 10)} == exact_top(matrix, docs, asked[0], 10)
