@@ -1,6 +1,6 @@
 """What hybrid recall costs to install and to hold: disk, memory, model load time.
 
-Run: ``python benchmarks/footprint.py [--records 2000] [--model ID] [--keep]`` from the repository
+Run: ``python benchmarks/footprint.py [--records 2000] [--model ID] [--extras E,E] [--keep]`` from the repository
 root (needs the package index, as ``pip install`` does). It builds this checkout's wheel and
 installs it into four fresh venvs: without extras (the baseline), with ``[semantic]`` (the numpy
 runtime), ``[semantic-fast]`` (onnxruntime) and ``[semantic-bge]``. For each it prints:
@@ -8,7 +8,8 @@ runtime), ``[semantic-fast]`` (onnxruntime) and ``[semantic-bge]``. For each it 
 - the venv's size on disk and what the extra adds to the baseline, with the largest
   distributions it brought, and whether a model-hub client (``huggingface-hub``, ``hf-xet``) came
   with it;
-- in the ``[semantic]`` and ``[semantic-fast]`` venvs: the model's load time (a fresh process each
+- in the venvs of ``--extras`` (default ``semantic,semantic-fast``; bge's model ships with
+  ``semantic-bge``): the model's load time (a fresh process each
   time, the files' hashes checked, median of 5), and the peak resident memory (``VmHWM``) of
   ``meta_gateway serve`` and of its indexing process after ``--records`` records were remembered
   and embedded, beside the same gateway with ``recall = "lexical"`` (the baseline, same records,
@@ -184,6 +185,11 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=2000)
     parser.add_argument("--model", default="all-minilm-l6-v2-int8-dynamic")
     parser.add_argument("--keep", action="store_true", help="keep the venvs (printed)")
+    parser.add_argument(
+        "--extras",
+        default="semantic,semantic-fast",
+        help="the extras whose venvs load the model and serve hybrid recall (bge: semantic-bge)",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="meta-footprint-"))
     try:
@@ -222,7 +228,7 @@ def main() -> None:
             f"peak RSS after {args.records:,} records, lexical: gateway {lexical[0] / 1024:.0f} MiB, "
             f"indexing process {lexical[1] / 1024:.0f} MiB"
         )
-        for name in ("semantic", "semantic-fast"):
+        for name in args.extras.split(","):
             times = load_times(venvs[name], args.model)
             print(
                 f"[{name}] model load ({args.model}, fresh process, hashes checked): "
