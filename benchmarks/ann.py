@@ -119,7 +119,8 @@ def main() -> None:
     build_s = time.perf_counter() - started
     graph_mb = rss_mb() - before
     verdict = (
-        f"graph used: M {ann.connectivity}, expansion {ann.expansion}, recall@10 on the probes {ann.recall:.3f}"
+        f"graph used: M {ann.connectivity}, expansion {ann.expansion}, "
+        f"recall@10 on the probes {ann.recall:.3f}"
         if ann.ready
         else "graph refused: exact search"
     )

@@ -358,11 +358,11 @@ def _calibrated(
     baseline: ExactSearch | None = None,
 ) -> tuple[int, float] | None:
     """The first of ``expansions`` at which the graph (with ``orphans`` searched exactly beside
-    it, as a recall does) finds RECALL_MIN (and PROBE_MARGIN) of the exact top 10 of ``probes`` among the first 10
-    of PROBE_DEPTH, at a cost per query below COST_MAX of ``baseline``, the scope's search without
-    a graph (default: the product over ``matrix``); with the recall it found. The truth is an exact
-    search of the graph's own (float16) vectors, so what is measured is the graph's approximation
-    alone. ``None``: none does."""
+    it, as a recall does) finds RECALL_MIN (and PROBE_MARGIN) of the exact top 10 of ``probes``
+    among the first 10 of PROBE_DEPTH, at a cost per query below COST_MAX of ``baseline``, the
+    scope's search without a graph (default: the product over ``matrix``); with the recall it
+    found. The truth is an exact search of the graph's own (float16) vectors, so what is measured
+    is the graph's approximation alone. ``None``: none does."""
     import time
 
     import numpy as np

@@ -15,9 +15,10 @@ float32; a third of the product's cost at 20,000 vectors, and on the development
 records and their questions 0.996 of the exact top 10 (benchmarks/ann.py --devsets). A scope whose
 variance is spread over many directions (where a sketch would miss) gets none: it is ranked first
 over the stored int8 components (a quarter of the bytes, kept beside the matrix) from INT8_MIN
-vectors, the rows found rescored in float32, at about two thirds of the product. A scope large enough for that to cost more than the lexical
-ranking may be searched through a graph index instead (ann.py), built in the background from the
-same matrix and used where it finds what exact search finds.
+vectors, the rows found rescored in float32, at about two thirds of the product. A scope large
+enough for exact search to cost more than the lexical ranking may be searched through a graph
+index instead (ann.py), built in the background from the same matrix and used where it finds what
+exact search finds, at under half its cost.
 
 :func:`record_text` is what a record is embedded as, on every backend.
 """
