@@ -118,7 +118,11 @@ def test_the_scores_of_named_docs_equal_exhaustive_scores(
     expected = brute_force(corpus, terms)
     ranking = Ranking(build(corpus, list(range(len(corpus)))), terms, params)
     assert ranking.top(limit) == rank(build(corpus, list(range(len(corpus)))), terms, limit, params)
-    got = ranking.scores_of(named)
+    got = ranking.scores_of(named)  # the terms top() read in full are not read again
     assert set(got) == named & set(expected)
     for doc, score in got.items():
+        assert math.isclose(score, expected[doc], abs_tol=1e-8)
+    unranked = Ranking(build(corpus, list(range(len(corpus)))), terms, params).scores_of(named)
+    assert set(unranked) == set(got)  # without top() first: every term read for the docs named
+    for doc, score in unranked.items():
         assert math.isclose(score, expected[doc], abs_tol=1e-8)

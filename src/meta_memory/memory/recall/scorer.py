@@ -130,6 +130,9 @@ class Ranking:
         self.params = params
         self._index = index
         self._state: tuple[int, float, dict[str, int], Mapping[str, Sequence[Posting]]] | None = None
+        # After top(): each doc's score over the terms whose posting lists it read in full, and
+        # those terms (scores_of reads only the others' postings).
+        self._partial: tuple[Mapping[int, float], frozenset[str]] | None = None
         unique = sorted(set(terms))
         if not unique:
             return
@@ -152,10 +155,12 @@ class Ranking:
         params, index = self.params, self._index
         scorer = _Scorer(params, doc_count, avg_length, dfs)
         pool = max(limit, params.neighbor_pool if params.neighbor_weight > 0.0 else 0)
-        _score_maxscore(scorer, index, dfs, pool, avg_length, rare)
+        partial = _score_maxscore(scorer, index, dfs, pool, avg_length, rare)
         final = scorer.scores
         if params.neighbor_weight > 0.0:
             final = _smooth(scorer, index, sorted(dfs), avg_length)
+        elif self._partial is None:
+            self._partial = partial
         return _top(index, final, limit)
 
     def scores_of(self, docs: Collection[int], index: TermIndex | None = None) -> dict[int, float]:
@@ -167,13 +172,18 @@ class Ranking:
         doc_count, avg_length, dfs, rare = self._state
         wanted = set(docs)
         scorer = _Scorer(self.params, doc_count, avg_length, dfs)
-        read: dict[str, Sequence[Posting]] = {
-            t: [p for p in rows if p[0] in wanted] for t, rows in rare.items()
-        }
-        others = [t for t in dfs if t not in rare]
+        read: dict[str, Sequence[Posting]] = {}
+        matched: set[int] = set()
+        if self._partial is not None:  # top() read some terms in full: their sums are kept
+            partial, full = self._partial
+            scorer.scores = {doc: partial[doc] for doc in wanted if doc in partial}
+            matched.update(scorer.scores)  # each holds a word read in full (cues never are)
+            others = [t for t in dfs if t not in full]
+        else:
+            read.update((t, [p for p in rows if p[0] in wanted]) for t, rows in rare.items())
+            others = [t for t in dfs if t not in rare]
         if others:
             read.update((self._index if index is None else index).postings_for_docs(others, wanted))
-        matched: set[int] = set()
         for term, postings in sorted(read.items()):
             if term not in dfs or not postings:
                 continue
@@ -190,12 +200,15 @@ def _score_maxscore(
     pool: int,
     avg_length: float,
     rare_postings: Mapping[str, Sequence[Posting]],
-) -> None:
+) -> tuple[Mapping[int, float], frozenset[str]]:
     """Score exactly the docs that can reach the top ``pool``, reading long posting lists sparingly.
 
     MaxScore: terms go from the highest score bound (rarest) down. A term's posting list is read in full only
     while a document holding nothing but the terms not read yet could still beat the ``pool``-th best score;
     after that the remaining terms (and always the cues) are looked up for the surviving candidates only.
+    Returns each doc's score over the terms read in full, and those terms: the scorer's scores
+    from then on are another mapping, unless every term was read in full (then neighbor
+    smoothing, which adds to them, changes it too).
     """
     params = scorer.params
     bound = {t: w * (params.k1 + 1.0) for t, w in scorer.weights.items()}
@@ -224,9 +237,10 @@ def _score_maxscore(
         fetched += dfs[term]
         rest -= bound[term]
         pending.pop(0)
+    partial, full = scorer.scores, frozenset(t for t in words if t not in pending)
     restricted = pending + sorted(t for t in dfs if t.startswith(CUE_PREFIX))
-    if not restricted:
-        return
+    if not restricted:  # every term read in full: the scores are final (smoothing aside)
+        return partial, full
     threshold = _kth(scorer.scores, pool)
     if threshold > 0.0:
         # A dropped doc cannot reach the pool; forgetting it lets neighbor smoothing re-score it in full.
@@ -236,8 +250,11 @@ def _score_maxscore(
             params.candidate_cap, scorer.scores.items(), key=lambda item: (item[1], -item[0])
         )
         scorer.scores = dict(best)
+    if scorer.scores is partial:  # fewer docs than the pool: a small copy
+        scorer.scores = dict(partial)
     if scorer.scores:
         _add_restricted(scorer, index, restricted, set(scorer.scores), avg_length)
+    return partial, full
 
 
 def _kth(scores: Mapping[int, float], k: int) -> float:
