@@ -16,7 +16,7 @@ order cannot split a tie), then the best rank the doc has in any ranking, then t
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -70,7 +70,8 @@ def _best_ranks(rankings: Sequence[Sequence[int]]) -> dict[int, int]:
     best: dict[int, int] = {}
     for ranking in rankings:
         for position, doc in enumerate(ranking, start=1):
-            best[doc] = min(best.get(doc, position), position)
+            if position < best.get(doc, position + 1):
+                best[doc] = position
     return best
 
 
@@ -106,7 +107,9 @@ def _convex_scores(
             continue
         lo, span = _normaliser([s for _, s in ranking], floor)
         for doc, s in ranking:
-            contributions.setdefault(doc, []).append(w * _normalised(s, lo, span))
+            # _normalised, inline (a call per doc was a third of the fusion's time)
+            v = 1.0 if span == 0.0 else (s - lo) / span
+            contributions.setdefault(doc, []).append(w * (1.0 if v > 1.0 else 0.0 if v < 0.0 else v))
     # Two terms add exactly rounded in either order; fsum keeps three or more order-free too.
     return {
         d: c[0] if len(c) == 1 else c[0] + c[1] if len(c) == 2 else math.fsum(c)
@@ -147,7 +150,7 @@ def convex(
         raise ValueError(f"{len(fl)} floors for {len(scored)} rankings")
     _check_limit(limit)
     for ranking in scored:
-        _check_distinct(doc for doc, _ in ranking)
+        _check_distinct([doc for doc, _ in ranking])
         if not all(math.isfinite(s) for _, s in ranking):
             raise ValueError("scores must be finite")
     best = _best_ranks([[doc for doc, _ in ranking] for ranking in scored])
@@ -353,7 +356,9 @@ def _check_limit(limit: int) -> None:
         raise ValueError(f"limit must be >= 0, not {limit}")
 
 
-def _check_distinct(docs: Iterable[int]) -> None:
+def _check_distinct(docs: Sequence[int]) -> None:
+    if len(set(docs)) == len(docs):
+        return
     seen: set[int] = set()
     for doc in docs:
         if doc in seen:
