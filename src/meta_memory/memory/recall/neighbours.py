@@ -284,17 +284,13 @@ def nearest(
         # then the float32 rows of what it found (einsum's loop, GIL released: see below).
         coarse = _sketch_rows(sketch.rows, np.einsum("j,jk->k", q, sketch.projection), depth)
         if coarse is not None:
-            scores = np.einsum("ij,j->i", matrix[coarse], q)
-            best = np.argpartition(-scores, min(limit, len(coarse)) - 1)[:limit]
-            return _ordered(docs, coarse[best], scores[best])
+            return _rescored(docs, matrix, coarse, q, limit)
     if allowed is None and vectors.codes is not None and len(docs) >= INT8_MIN:
         # A first pass over the int8 components (a quarter of the bytes), twice as deep as wanted
         # and more, then the float32 rows of what it found: the product's answer at half its cost.
         coarse = int8_rows(vectors.codes, q, min(len(docs), 2 * limit + INT8_SLACK))
         if coarse is not None and len(coarse):
-            scores = np.einsum("ij,j->i", matrix[coarse], q)
-            best = np.argpartition(-scores, min(limit, len(coarse)) - 1)[:limit]
-            return _ordered(docs, coarse[best], scores[best])
+            return _rescored(docs, matrix, coarse, q, limit)
     # einsum's own loop, not BLAS: OpenBLAS's threads spin after each call and, on a gateway whose
     # cores are busy (the query's embedding, the database, the request threads), a multithreaded
     # product for one query took 5 ms instead of 0.2 (benchmarks/hybrid.py, hybrid p50 28 ms
@@ -315,6 +311,17 @@ def _sketch_rows(rows: np.ndarray, query: np.ndarray, depth: int) -> np.ndarray 
     scores = np.einsum("ij,j->i", rows, query)
     found: np.ndarray = np.argpartition(-scores, depth - 1)[:depth]
     return found
+
+
+def _rescored(
+    docs: np.ndarray, matrix: np.ndarray, coarse: np.ndarray, query: np.ndarray, limit: int
+) -> list[tuple[int, float]]:
+    """The ``limit`` best of the rows ``coarse`` (a first pass's finds) by their float32 cosine."""
+    import numpy as np
+
+    scores = np.einsum("ij,j->i", matrix[coarse], query)
+    best = np.argpartition(-scores, min(limit, len(coarse)) - 1)[:limit]
+    return _ordered(docs, coarse[best], scores[best])
 
 
 def _ordered(docs: np.ndarray, top: np.ndarray, scores: np.ndarray) -> list[tuple[int, float]]:
