@@ -20,6 +20,7 @@ from meta_memory import Meta
 from meta_memory.config import load_config_dict
 from meta_memory.errors import ConfigError
 from meta_memory.memory.recall import ann as ann_module
+from meta_memory.memory.recall import neighbours as neighbours_module
 from meta_memory.memory.recall.ann import (
     ANN_MIN_VECTORS,
     PROBES_MIN,
@@ -469,6 +470,32 @@ def test_a_scope_past_the_size_is_recalled_by_meaning_through_its_graph(
         reply = meta.call("meta/agent_memory/recall", params)
         found = [r["title"] for r in reply["records"]]
         assert found == ["Diet"], (reply, _debug(meta))
+
+
+def test_a_scope_past_the_sketch_size_is_recalled_by_meaning_through_its_sketch(
+    tmp_path: Path, backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past SKETCH_MIN vectors (500 here) the store's copy of the scope carries a sketch, on either
+    backend, and the record that shares no word with the question is still the one recalled."""
+    monkeypatch.setattr(neighbours_module, "SKETCH_MIN", 500)
+    state = tmp_path / "state"
+    stored: dict[str, Any] = backend.store_config()
+    meta = Meta.builder().persistent_state(state).memory().agent_memory(recall="hybrid", **stored).build()
+    with meta:
+        for i in range(600):
+            meta.remember_agent_memory(
+                "lead", title=f"Plant {i}", body=f"Office plant {i} needs water on day {i}."
+            )
+        for title, body in TOPICS:
+            meta.remember_agent_memory("lead", title=title, body=body)
+        params = {"identity": "lead", "query_text": QUESTION, "max_entries": 1, "wait_for_vectors": True}
+        deadline = time.monotonic() + 120  # the vectors are embedded in the background
+        while meta.call("meta/agent_memory/recall", params)["vectors_behind"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        reply = meta.call("meta/agent_memory/recall", params)
+        sketches = [s.sketch for s in meta.runtime.agent_memory.store("default")._vectors._cache.values()]
+        assert [len(s.rows) for s in sketches if s is not None and s.rows is not None] == [603]
+        assert [r["title"] for r in reply["records"]] == ["Diet"], reply
 
 
 def _graph_in_use(meta: Any) -> bool:
