@@ -11,13 +11,13 @@ or needs a migration, and either backend builds it from the same matrix.
 
 The graph is built on a background thread below request threads' priority, never on a recall,
 once the scope has been asked enough queries to check it with: it is used only where it finds at
-least 95 % of the exact top 10 for the scope's own recent queries at a cost below the exact
-product (``_calibrated``; real questions sit apart from the records they ask about, and a graph
-that serves generated queries well can serve them poorly). Until then, and where it falls short,
-the scope is searched exactly. The vectors the store adds afterwards are
-searched exactly beside it until there are enough of them for a new graph (:class:`ScopeAnn`),
-and a store that removes vectors (PostgreSQL's sweep) hands over a fresh matrix, for which a
-fresh graph is built. A search restricted to some docs (a tag filter) is exact over those docs'
+least 97 % of the exact top 10 for the scope's own recent queries (RECALL_MIN and a margin) at
+under half the cost of the scope's exact search (``_calibrated``; real questions sit apart from
+the records they ask about, and a graph that serves generated queries well can serve them
+poorly). Until then, and where it falls short, the scope is searched exactly. The vectors the
+store adds afterwards are searched exactly beside it until there are enough of them for a new
+graph (:class:`ScopeAnn`), and a store that removes vectors (PostgreSQL's sweep) hands over a
+fresh matrix, for which a fresh graph is built. A search restricted to some docs (a tag filter) is exact over those docs'
 rows, whatever the scope's size. Measured recall@10 against exact search: benchmarks/ann.py
 (``docs/benchmarks.md``).
 """
