@@ -17,9 +17,9 @@ the records they ask about, and a graph that serves generated queries well can s
 poorly). Until then, and where it falls short, the scope is searched exactly. The vectors the
 store adds afterwards are searched exactly beside it until there are enough of them for a new
 graph (:class:`ScopeAnn`), and a store that removes vectors (PostgreSQL's sweep) hands over a
-fresh matrix, for which a fresh graph is built. A search restricted to some docs (a tag filter) is exact over those docs'
-rows, whatever the scope's size. Measured recall@10 against exact search: benchmarks/ann.py
-(``docs/benchmarks.md``).
+fresh matrix, for which a fresh graph is built. A search restricted to some docs (a tag filter)
+is exact over those docs' rows, whatever the scope's size. Measured recall@10 against exact
+search: benchmarks/ann.py (``docs/benchmarks.md``).
 """
 
 from __future__ import annotations
