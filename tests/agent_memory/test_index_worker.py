@@ -210,8 +210,9 @@ def test_a_helper_killed_mid_run_is_restarted_and_finishes_the_work(
     os.kill(first, signal.SIGKILL)
     assert eventually(lambda: not alive(first))
     ids = remember(worker_store, make_record, 50, identity="carol")  # the next nudges restart it
-    second = worker.pid()
-    assert second is not None and second != first
+    # (a nudge that finds the pipe broken restarts it; so does the quiet-time re-nudge, later
+    # on a loaded machine: the restart is not promised within the write that noticed)
+    assert eventually(lambda: worker.pid() not in (None, first))
     assert eventually(lambda: index_marks(path)[0] == realm_extent(path)[0], timeout_s=20)
     assert hits(worker_store, "carol", "harbor") == set(ids)
 
