@@ -119,14 +119,40 @@ def test_the_float_model_gives_onnxruntimes_vectors() -> None:
     np.testing.assert_allclose(numpy_run.embed(TEXTS), reference.embed(TEXTS), atol=2e-6)
 
 
+def _saturating_int8_products() -> bool:
+    """Whether onnxruntime's u8 x s8 products saturate on this CPU: an x86 CPU with AVX2 and no
+    VNNI adds each pair of byte products in a saturating int16 (vpmaddubsw), so a dynamically
+    quantized graph's products are not exact there; with VNNI (or on ARM) they are."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if not cpuinfo.exists():
+        return False
+    flags = set(cpuinfo.read_text().split())
+    return "avx2" in flags and not flags & {"avx512_vnni", "avx_vnni"}
+
+
+# The float graph each dynamically quantized model is derived from, where one is offered.
+FLOAT_TWIN = {"all-minilm-l6-v2-int8-dynamic": "all-minilm-l6-v2-int8"}
+
+
 @pytest.mark.parametrize("model_id", ["all-minilm-l6-v2-int8-dynamic", "bge-small-en-v1.5-int8"])
 def test_a_dynamically_quantized_model_stays_within_a_rounding_of_onnxruntimes(model_id: str) -> None:
     numpy_run, reference = loaded(model_id, "numpy"), loaded(model_id, "onnxruntime")
     ours, theirs = numpy_run.embed(TEXTS), reference.embed(TEXTS)
     cosines = (ours * theirs).sum(axis=1)
-    # Measured: least 0.997 (MiniLM), 0.996 (bge); onnxruntime's own optimization levels differ by as much.
-    assert cosines.min() >= 0.99, cosines.round(4)
-    assert np.median(cosines) >= 0.999, cosines.round(4)
+    if not _saturating_int8_products():
+        # Measured: least 0.997 (MiniLM), 0.996 (bge); onnxruntime's optimization levels differ by as much.
+        assert cosines.min() >= 0.99, cosines.round(4)
+        assert np.median(cosines) >= 0.999, cosines.round(4)
+    else:
+        # onnxruntime's saturated products are the ones off (measured on an AVX2 EPYC, MiniLM: least
+        # 0.969 of ours, 0.968 of the float graph's, ours 0.980): ours are held to the float graph
+        # at least as closely as onnxruntime's, and to onnxruntime's within its saturation.
+        assert cosines.min() >= 0.95, cosines.round(4)
+        assert np.median(cosines) >= 0.98, cosines.round(4)
+        if model_id in FLOAT_TWIN:
+            exact = loaded(FLOAT_TWIN[model_id], "onnxruntime").embed(TEXTS)
+            mine, their = (ours * exact).sum(axis=1), (theirs * exact).sum(axis=1)
+            assert mine.min() >= their.min() and np.median(mine) >= np.median(their), (mine, their)
     # Not vacuous: unrelated texts are far apart.
     assert float(ours[0] @ theirs[11]) < 0.5
     # And they rank alike: each text's nearest other text is the same under both.
