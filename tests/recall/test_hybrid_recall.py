@@ -127,7 +127,7 @@ def test_tags_filter_and_forgotten_records_stay_out(
 def test_records_dropped_from_the_first_places_are_replaced_from_deeper_in_the_fusion(
     tmp_path: Path, backend: Backend, eventually: Callable[..., bool]
 ) -> None:
-    """The fusion is cut at the places of the first records fetched (max_entries + 4) and reads
+    """The fusion is cut at its first max_entries + 4 places (those wanted fetched first) and reads
     the neighbours' lexical scores for those places only; when superseded records (whose vectors
     stay until the sweep) take them, it is fused again as deep as it reads, and recall still
     answers max_entries live records, each once."""

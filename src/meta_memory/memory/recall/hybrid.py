@@ -54,7 +54,7 @@ log = logging.getLogger("meta_memory.recall")
 QUERY_CACHE_SIZE = 1024  # query embeddings kept by text (an agent asks the same things again)
 INLINE_BELOW_S = 0.0005  # a query embedding faster than this runs on the caller's thread
 WAIT_STEP_S = 0.01  # how often a recall waiting for vectors looks at their progress
-FETCH_SLACK = 4  # records fetched past those wanted, for the stale ones a fetch drops
+FETCH_SLACK = 4  # places the fusion orders past those wanted, for the stale records a fetch drops
 
 
 class NeighbourSearch(Protocol):
@@ -230,8 +230,8 @@ class HybridRecallProvider:
         semantic: list[tuple[int, float]] | None = None
         params = DEFAULT_HYBRID
         # The lexical scores of the neighbours below the head, read for those that can reach the
-        # places of the first batch of records fetched (fusion.contenders), for the rest only when
-        # stale records leave that batch short.
+        # fusion's first places (fusion.contenders: those wanted and FETCH_SLACK more), for the
+        # rest only when stale records leave those places short.
         places = max(query.max_entries + FETCH_SLACK, params.protect + 1)
         scored: dict[int, float] = {}
         asked: Collection[int] = ()  # the neighbours whose lexical scores were read
@@ -264,8 +264,9 @@ class HybridRecallProvider:
         deeper = bool(semantic)  # the fusion was cut at ``places``
         wanted = set(query.tags)
         out: list[Scored] = []
-        # Fetched a little past what is wanted, then on only if records dropped out: a stale vector
-        # (forgotten, superseded or retagged since it was embedded) costs a slot, never an answer.
+        # What is wanted is fetched first, then the rest of the fusion's places and on, only if
+        # records dropped out: a stale vector (forgotten, superseded or retagged since it was
+        # embedded) costs a fetch, never an answer.
         start = 0
         seen: set[int] = set()
         while len(out) < query.max_entries:
@@ -285,8 +286,10 @@ class HybridRecallProvider:
                         self._scores(ranking, ranked, rest, scored)
                 fused = self._fused(head, semantic, scored, params, depth)
                 continue
-            # The deeper fusion's first places are those fetched already (ties aside): skipped.
-            batch = [(doc, score) for doc, score in fused[start : start + places] if doc not in seen]
+            # The deeper fusion's first places are those fetched already (ties aside): skipped. A
+            # batch never runs past the fusion's end, where the deeper one takes over.
+            stop = min(len(fused), start + (query.max_entries if start == 0 else places))
+            batch = [(doc, score) for doc, score in fused[start:stop] if doc not in seen]
             by_doc = store.records_by_doc([doc for doc, _ in batch])
             for doc, score in batch:
                 seen.add(doc)
@@ -295,7 +298,7 @@ class HybridRecallProvider:
                     out.append((record, round(score, 6)))
                     if len(out) == query.max_entries:
                         break
-            start += places
+            start = stop
         return out
 
     @staticmethod
