@@ -10,7 +10,9 @@ baseline from the same run:
   hybrid (one runtime holds a state dir at a time), after the realm's vectors were built by the
   code the indexing process runs, on every core, which gives the embedding throughput (records/s),
   beside the baseline of one text at a time on one core through all-MiniLM-L6-v2 with float
-  activations (the first 1,000 records);
+  activations (the first 1,000 records); then the same in an agent's loop: each recall after a
+  ``remember`` of its own (50 ms before it: the indexing process embeds it meanwhile, and the
+  recall reads the scope's new vectors);
 - the vector file's bytes per record, beside the realm file's and its recall index's;
 - ``remember`` over stdio, one acknowledged write at a time, with ``recall = "lexical"`` and with
   ``recall = "hybrid"`` (the indexing process embedding meanwhile), each on a fresh state dir,
@@ -60,6 +62,9 @@ MODEL = DEFAULT_MODEL  # --model
 # first minute (the static model distils its vocabulary in each process for about 30 s after it
 # loads, a 20,000-vector scope's graph builds in about 10 s, the indexing process starts).
 SETTLE_S = 60.0
+# The remember-then-recall loop: its turns, and the pause between a turn's write and its recall.
+LOOP_TURNS = 100
+LOOP_PAUSE_S = 0.05
 
 
 def stored(dsn: str | None) -> dict[str, Any]:
@@ -163,9 +168,13 @@ def queries(corpus: Corpus, n: int, rng: random.Random) -> list[str]:
     return ["what about " + " ".join(rng.sample(corpus.words(30), 4)) + "?" for _ in range(n)]
 
 
-def bench_recall(state: Path, n: int, dsn: str | None = None) -> tuple[list[float], list[float]]:
+def bench_recall(state: Path, n: int, dsn: str | None = None) -> dict[str, list[float]]:
+    """Recall times in ms: ``lexical`` and ``hybrid`` on the realm as built, then
+    ``lexical after a write`` and ``hybrid after a write``: an agent's loop, each recall after one
+    ``remember`` of its own (LOOP_PAUSE_S later, time for the indexing process to embed it)."""
     texts = queries(Corpus(seed=5), n, random.Random(3))
-    times: dict[str, list[float]] = {"lexical": [], "hybrid": []}
+    corpus = Corpus(seed=11)
+    times: dict[str, list[float]] = {}
     for mode in ("lexical", "hybrid"):
         runtime = MetaRuntime.open(
             state,
@@ -196,18 +205,28 @@ def bench_recall(state: Path, n: int, dsn: str | None = None) -> tuple[list[floa
                 )
             )
         time.sleep(SETTLE_S)
-        for text in texts:
-            params = parse_recall(
-                {"identity": IDENTITY, "query_text": text},
-                default_realm="default",
-                default_selection="contextual",
-                default_max=8,
-            )
-            start = time.perf_counter()
-            memory.recall(params)
-            times[mode].append((time.perf_counter() - start) * 1000)
+        for key, write in ((mode, False), (f"{mode} after a write", True)):
+            times[key] = []
+            for text in texts[: LOOP_TURNS if write else None]:
+                if write:
+                    title, body = corpus.record_text()
+                    memory.remember(
+                        parse_remember(
+                            {"identity": IDENTITY, "title": title, "body": body}, default_realm="default"
+                        )
+                    )
+                    time.sleep(LOOP_PAUSE_S)
+                params = parse_recall(
+                    {"identity": IDENTITY, "query_text": text},
+                    default_realm="default",
+                    default_selection="contextual",
+                    default_max=8,
+                )
+                start = time.perf_counter()
+                memory.recall(params)
+                times[key].append((time.perf_counter() - start) * 1000)
         runtime.close()
-    return times["lexical"], times["hybrid"]
+    return times
 
 
 @dataclasses.dataclass
@@ -289,13 +308,22 @@ def measure(args: argparse.Namespace, dsn: str | None) -> None:
             rate, vector_bytes = embed_all_postgres(schema_dsn, args.records)
             realm_bytes = _postgres_bytes(schema_dsn)
             beside = "the records, postings and their indexes"
-        lexical, hybrid = bench_recall(state, args.queries, schema_dsn)
+        recalled = bench_recall(state, args.queries, schema_dsn)
+    lexical, hybrid = recalled["lexical"], recalled["hybrid"]
     console.print(
         f"contextual recall, one identity of {args.records:,} active records ({args.queries} queries, in process):\n"
         f"  lexical p50 {percentile(lexical, 0.5):.2f} ms, p99 {percentile(lexical, 0.99):.2f} ms\n"
         f"  hybrid  p50 {percentile(hybrid, 0.5):.2f} ms, p99 {percentile(hybrid, 0.99):.2f} ms "
         f"(the query's embedding included): {percentile(hybrid, 0.5) / percentile(lexical, 0.5):.2f}x / "
         f"{percentile(hybrid, 0.99) / percentile(lexical, 0.99):.2f}x lexical (targets 1.5x / 2x)"
+    )
+    lexical, hybrid = recalled["lexical after a write"], recalled["hybrid after a write"]
+    console.print(
+        f"  each after a remember of its own ({LOOP_TURNS} turns, {LOOP_PAUSE_S * 1000:.0f} ms between): "
+        f"lexical p50 {percentile(lexical, 0.5):.2f} ms, p99 {percentile(lexical, 0.99):.2f} ms; hybrid p50 "
+        f"{percentile(hybrid, 0.5):.2f} ms, p99 {percentile(hybrid, 0.99):.2f} ms: "
+        f"{percentile(hybrid, 0.5) / percentile(lexical, 0.5):.2f}x / "
+        f"{percentile(hybrid, 0.99) / percentile(lexical, 0.99):.2f}x"
     )
     console.print(
         f"embedding throughput: {rate:,.0f} records/s ({MODEL}, {os.cpu_count()} threads) against "

@@ -87,7 +87,8 @@ def test_the_hybrid_recall_benchmark_runs() -> None:
         "--settle",
         "1",
     )
-    assert "hybrid  p50" in out and "embedding throughput" in out and "remember over stdio" in out
+    assert "hybrid  p50" in out and "after a remember of its own" in out
+    assert "embedding throughput" in out and "remember over stdio" in out
 
 
 def test_the_hybrid_recall_quality_benchmark_runs() -> None:
