@@ -27,9 +27,10 @@ The integer products are computed in float32 (numpy has no fast integer product)
 stays below 2**24, within a float32 rounding of the exact sum beyond. ``tests/embedding`` compares
 the vectors with onnxruntime's run of the same files (the test extra installs it as the oracle).
 
-Texts are run in groups of equal length: no padding, so a text's vector is the same bit for bit
-whatever else is in the call (numpy's matrix product gives a row the same value whatever the other
-rows are; a test checks that too).
+Texts are run in groups of equal length: no padding, so a text's vector is the same whatever else
+is in the call, within a float32 rounding: numpy's matrix products are its BLAS library's, and
+OpenBLAS's kernels for some CPUs (an AVX2 EPYC here) round a row's product by a last bit
+differently with other rows beside it (a test checks the vectors agree within 1e-6).
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ __all__ = ["Embedder"]
 class Embedder(Protocol):
     """A sentence-embedding model. Every ``embed*`` method returns a C-contiguous float32 array of
     shape ``(len(texts), dim)`` whose rows have L2 norm 1 (``(0, dim)`` for no texts), the same
-    vector for a text whatever else is in the call.
+    vector for a text whatever else is in the call (within a float32 rounding where the products
+    are a BLAS library's: bert.py).
 
     Raises (each ``embed*``):
         EmbedderUnavailable: the model failed to run (``reason == "failed"``).
