@@ -34,7 +34,9 @@ def open_meta(tmp_path: Path, clock: ManualClock, backend: Backend) -> Iterator[
 
     def open_(**agent_memory: Any) -> MetaHandle:
         state = tmp_path / f"state-{len(opened)}"
-        options = {**backend.store_config(), **agent_memory}
+        # A recall budget no loaded machine misses: these tests are about what a turn injects (the
+        # budget is tests/agent_memory's), and a loaded CI machine took over 500 ms on a first turn.
+        options = {"recall_timeout_ms": 30_000, **backend.store_config(), **agent_memory}
         builder = Meta.builder().persistent_state(state).agent_memory(**options).clock(clock)
         handle = builder.roster(*TEAM).build()
         opened.append(handle)
