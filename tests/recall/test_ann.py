@@ -39,6 +39,7 @@ from meta_memory.memory.recall.neighbours import (
     nearest,
     vector_bytes,
 )
+from meta_memory.sdk import MetaHandle
 
 from ..conftest import BACKENDS, Backend, make_backend
 
@@ -452,12 +453,7 @@ def test_a_scope_past_the_size_is_recalled_by_meaning_through_its_graph(
         .build()
     )
     with meta:
-        for i in range(1_000):
-            meta.remember_agent_memory(
-                "lead", title=f"Plant {i}", body=f"Office plant {i} needs water on day {i}."
-            )
-        for title, body in TOPICS:
-            meta.remember_agent_memory("lead", title=title, body=body)
+        _plants_then_topics(meta, 1_000)
         params = {"identity": "lead", "query_text": QUESTION, "max_entries": 1, "wait_for_vectors": True}
         found: list[str] = []
         deadline = time.monotonic() + 120  # vectors are embedded, then the graph built, in the background
@@ -472,6 +468,16 @@ def test_a_scope_past_the_size_is_recalled_by_meaning_through_its_graph(
         assert found == ["Diet"], (reply, _debug(meta))
 
 
+def _plants_then_topics(meta: MetaHandle, plants: int) -> None:
+    """``plants`` near-duplicate records about office plants, then TOPICS, for identity lead."""
+    for i in range(plants):
+        meta.remember_agent_memory(
+            "lead", title=f"Plant {i}", body=f"Office plant {i} needs water on day {i}."
+        )
+    for title, body in TOPICS:
+        meta.remember_agent_memory("lead", title=title, body=body)
+
+
 def test_a_scope_past_the_sketch_size_is_recalled_by_meaning_through_its_sketch(
     tmp_path: Path, backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -482,12 +488,7 @@ def test_a_scope_past_the_sketch_size_is_recalled_by_meaning_through_its_sketch(
     stored: dict[str, Any] = backend.store_config()
     meta = Meta.builder().persistent_state(state).memory().agent_memory(recall="hybrid", **stored).build()
     with meta:
-        for i in range(600):
-            meta.remember_agent_memory(
-                "lead", title=f"Plant {i}", body=f"Office plant {i} needs water on day {i}."
-            )
-        for title, body in TOPICS:
-            meta.remember_agent_memory("lead", title=title, body=body)
+        _plants_then_topics(meta, 600)
         params = {"identity": "lead", "query_text": QUESTION, "max_entries": 1, "wait_for_vectors": True}
         deadline = time.monotonic() + 120  # the vectors are embedded in the background
         while meta.call("meta/agent_memory/recall", params)["vectors_behind"] and time.monotonic() < deadline:
