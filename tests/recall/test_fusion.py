@@ -77,6 +77,24 @@ def reference_convex(
     return [doc for _, _, doc in rows[:limit]]
 
 
+def reference_convex_score(
+    scored: Sequence[Sequence[tuple[int, float]]],
+    weights: Sequence[float],
+    floors: Sequence[float | None],
+    doc: int,
+) -> float:
+    """The reference's fused score of ``doc`` (reference_convex ranks by it)."""
+    terms = []
+    for ranking, w, floor in zip(scored, weights, floors, strict=True):
+        as_dict = dict(ranking)
+        if doc in as_dict:
+            top = max(as_dict.values())
+            bottom = min(as_dict.values()) if floor is None else floor
+            norm = 1.0 if top <= bottom else min(1.0, max(0.0, (as_dict[doc] - bottom) / (top - bottom)))
+            terms.append(w * norm)
+    return math.fsum(terms)
+
+
 rankings_st = st.lists(st.lists(st.integers(0, 25), unique=True, max_size=12), min_size=1, max_size=4)
 limits = st.integers(0, 30)
 ks = st.one_of(st.sampled_from([0.0, 1.0, 10.0, 60.0]), st.floats(0, 200, allow_nan=False))
@@ -363,35 +381,79 @@ def recall_rankings(draw: st.DrawFn) -> tuple[list[tuple[int, float]], list[tupl
 
 
 @settings(max_examples=500, deadline=None)
-@given(recall_rankings(), st.integers(1, 12), st.sampled_from([0.5, 0.7, 0.9]))
+@given(
+    recall_rankings(),
+    st.integers(1, 12),
+    st.sampled_from([0.5, 0.7, 0.9]),
+    st.lists(st.sampled_from([None, 0.0, 0.0, 1e-9, 0.5]), min_size=60, max_size=60),
+)
 def test_only_the_contenders_lexical_scores_change_the_first_places(
-    rankings: tuple[list[tuple[int, float]], list[tuple[int, float]], int], places: int, weight: float
+    rankings: tuple[list[tuple[int, float]], list[tuple[int, float]], int],
+    places: int,
+    weight: float,
+    slack: list[float | None],
 ) -> None:
     """The oracle is the fusion with every neighbour's lexical score (lexical_candidates over all of
     them): fused with the contenders' scores only, the first ``places`` places hold docs with the
-    same fused scores (a tie may seat another doc of the same score)."""
+    same fused scores (a tie may seat another doc of the same score). With ceilings (what the
+    ranking knows of a doc's score: at least the score, 0 only for a doc without one; some docs
+    without), the same holds with fewer contenders."""
     lexical, semantic, head_depth = rankings
     params = HybridParams(lexical_weight=weight, semantic_floor=None, protect=min(5, places - 1))
     head = lexical[:head_depth]
     every = dict(lexical)  # what Ranking.scores_of gives: a score for each doc holding a query word
     full = hybrid_scored(lexical_candidates(head, semantic, every), semantic, limit=100, params=params)
+    ceilings = {
+        doc: every.get(doc, 0.0) + extra for doc, _ in semantic if (extra := slack[doc - 1]) is not None
+    }
     needed = contenders(head, semantic, places=places, params=params)
-    some = {doc: every[doc] for doc in needed if doc in every}
-    pruned = hybrid_scored(lexical_candidates(head, semantic, some), semantic, limit=places, params=params)
-    assert [score for _, score in pruned] == [score for _, score in full[:places]]
-    by_doc = dict(full)
-    assert all(by_doc[doc] == score for doc, score in pruned)
+    narrowed = contenders(head, semantic, places=places, params=params, ceilings=ceilings)
+    assert set(narrowed) <= set(needed)
+    for asked in (needed, narrowed):
+        some = {doc: every[doc] for doc in asked if doc in every}
+        pruned = hybrid_scored(
+            lexical_candidates(head, semantic, some), semantic, limit=places, params=params
+        )
+        assert [score for _, score in pruned] == [score for _, score in full[:places]]
+        by_doc = dict(full)
+        assert all(by_doc[doc] == score for doc, score in pruned)
+
+
+@settings(max_examples=300, deadline=None)
+@given(scored_rankings(), limits)
+def test_hybrid_scored_fuses_two_rankings_as_the_reference_convex(
+    swf: tuple[list[list[tuple[int, float]]], list[float], list[float | None]], limit: int
+) -> None:
+    """hybrid_scored's own two-ranking path (no protected head) against the reference: the same
+    docs in the same order, each with the reference's fused score."""
+    scored, _, floors = swf
+    lexical, semantic = scored[0], scored[-1]
+    if len(scored) == 1:
+        semantic = []
+    params = HybridParams(lexical_weight=0.7, lexical_floor=floors[0], semantic_floor=floors[-1], depth=100)
+    got = hybrid_scored(lexical, semantic, limit=limit, params=params)
+    weights, fl = [0.7, 1.0 - 0.7], [floors[0], floors[-1]]  # as hybrid_scored weighs them
+    assert [doc for doc, _ in got] == reference_convex([lexical, semantic], weights, fl, limit)
+    for doc, score in got:
+        assert score == reference_convex_score([lexical, semantic], weights, fl, doc)
 
 
 def test_contenders_leave_out_a_neighbour_whose_cosine_cannot_lift_it() -> None:
     """Head scores 10, 9, 2, 1.5, 1 (protect 2, 4 places, lexical weight 0.7). Neighbours 20, 21, 22
     (cosines 0.9, 0.5, 0.3) normalise to 1, 1/3, 0: at least 0.3, 0.1, 0 fused. The 4th place needs
     the 2nd best known score: 0.14 (the head's 2). Below the head a doc's lexical part is at most
-    0.7 x 1/10 = 0.07, so 22 (0.07 at most) cannot reach it; 20 and 21 can."""
+    0.7 x 1/10 = 0.07, so 22 (0.07 at most) cannot reach it; 20 and 21 can (unless a ceiling says
+    less)."""
     head = [(1, 10.0), (2, 9.0), (3, 2.0), (4, 1.5), (5, 1.0)]
     semantic = [(20, 0.9), (21, 0.5), (22, 0.3)]
     params = HybridParams(lexical_weight=0.7, semantic_floor=None, protect=2)
     assert contenders(head, semantic, places=4, params=params) == [20, 21]
     assert contenders(head, semantic, places=9, params=params) == [20, 21, 22]
+    # A ceiling lowers a doc's bound: 21 with a lexical score of at most 0.5 reaches 0.7 x 0.05 +
+    # 0.1 = 0.135 < 0.14 at most; at most 0.6, 0.142. A ceiling of 0: 20 holds no query word.
+    assert contenders(head, semantic, places=4, params=params, ceilings={21: 0.5}) == [20]
+    assert contenders(head, semantic, places=4, params=params, ceilings={21: 0.6}) == [20, 21]
+    assert contenders(head, semantic, places=4, params=params, ceilings={20: 0.0}) == [21]
+    assert contenders(head, semantic, places=4, params=params, ceilings={21: 50.0}) == [20, 21]  # capped
     rrf_params = HybridParams("rrf", 0.7, protect=2)
     assert contenders(head, semantic, places=4, params=rrf_params) == [20, 21, 22]

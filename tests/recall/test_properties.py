@@ -126,3 +126,41 @@ def test_the_scores_of_named_docs_equal_exhaustive_scores(
     assert set(unranked) == set(got)  # without top() first: every term read for the docs named
     for doc, score in unranked.items():
         assert math.isclose(score, expected[doc], abs_tol=1e-8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    corpora,
+    texts,
+    st.integers(min_value=1, max_value=8),
+    st.sets(st.integers(min_value=1, max_value=45), max_size=20),
+    st.sampled_from([(0, 0, 0.0), (2, 1, 0.05), (64, 256, 0.05)]),
+)
+def test_score_ceilings_bound_the_exhaustive_scores_without_a_read(
+    corpus: list[tuple[str, str]],
+    query: str,
+    limit: int,
+    named: set[int],
+    pruning: tuple[int, int, float],
+) -> None:
+    """What hybrid recall prunes its reads by (fusion.contenders): each named doc's ceiling is at
+    least its exhaustive score, and a ceiling of 0 means the doc holds no query word. Small
+    common thresholds make top() leave most terms unread, so the ceilings carry their bounds."""
+    rare_floor, common_floor, common_fraction = pruning
+    params = dataclasses.replace(
+        DEFAULT_PARAMS, rare_floor=rare_floor, common_floor=common_floor, common_fraction=common_fraction
+    )
+    terms = query_terms(query, None)
+    expected = brute_force(corpus, terms)
+    index = build(corpus, list(range(len(corpus))))
+    ranking = Ranking(index, terms, params)
+    assert ranking.score_ceilings(named) == {}  # before top(): nothing known
+    ranking.top(limit)
+    ceilings = ranking.score_ceilings(named)
+    if not expected and not ceilings:
+        return  # no query word in the scope: nothing ranked, nothing bounded
+    assert set(ceilings) == named
+    for doc in named:
+        assert ceilings[doc] >= expected.get(doc, 0.0) - 1e-12
+        if ceilings[doc] == 0.0:
+            assert doc not in expected

@@ -95,6 +95,33 @@ def _normalised(score: float, lo: float, span: float) -> float:
     return 1.0 if span == 0.0 else min(1.0, max(0.0, (score - lo) / span))
 
 
+class _Weighted:
+    """A ranking's normalisation (:func:`_normaliser`, :func:`_normalised`) weighted by ``w``: of one
+    score (:meth:`one`), of a list of them in one loop (:meth:`many`)."""
+
+    __slots__ = ("lo", "span", "w")
+
+    def __init__(self, lo: float, span: float, w: float) -> None:
+        self.lo, self.span, self.w = lo, span, w
+
+    def one(self, score: float) -> float:
+        return self.w * _normalised(score, self.lo, self.span)
+
+    def many(self, scores: Sequence[float]) -> list[float]:
+        lo, span, w = self.lo, self.span, self.w
+        if span == 0.0:
+            return [w] * len(scores)
+        return [w * (1.0 if v > 1.0 else 0.0 if v < 0.0 else v) for v in [(s - lo) / span for s in scores]]
+
+
+def _weighted(scores: list[float], floor: float | None, w: float) -> _Weighted:
+    """The normalisation of a ranking of ``scores`` (:func:`_normaliser`), weighted by ``w``; a
+    ranking with no scores normalises nothing (any score it is asked for counts 0)."""
+    if not scores:
+        return _Weighted(0.0, 1.0, 0.0)
+    return _Weighted(*_normaliser(scores, floor), w)
+
+
 def _convex_scores(
     scored: Sequence[Sequence[tuple[int, float]]],
     *,
@@ -231,6 +258,7 @@ def contenders(
     *,
     places: int,
     params: HybridParams = DEFAULT_HYBRID,
+    ceilings: Mapping[int, float] | None = None,
 ) -> list[int]:
     """The docs of ``semantic`` below the lexical ``head`` whose lexical scores :func:`hybrid_scored`
     needs for its first ``places`` places; the others cannot reach them whatever their lexical
@@ -241,8 +269,10 @@ def contenders(
     best) plus its own normalised cosine, each weighted; every doc of the head past the protected
     places has a known fused score, and every neighbour scores at least its weighted cosine. A doc
     whose bound is below the ``places - protect``-th best of those known scores is not needed.
-    Only ``convex`` fusion with a known lexical floor is bounded so; otherwise every doc below the
-    head is needed."""
+    ``ceilings`` lowers a doc's bound where the ranking knows more (Ranking.score_ceilings: the
+    terms it read in full); a doc whose ceiling is 0 holds no query word and is never needed. Only
+    ``convex`` fusion with a known lexical floor is bounded so; otherwise every doc below the head
+    is needed."""
     have = {doc for doc, _ in head}
     below = [(doc, s) for doc, s in semantic[: params.depth] if doc not in have]
     if not below:
@@ -255,18 +285,33 @@ def contenders(
         return [doc for doc, _ in below]
     lex, sem = head[: params.depth], semantic[: params.depth]
     w_lex, w_sem = params.lexical_weight, 1.0 - params.lexical_weight
-    lex_lo, lex_span = _normaliser([s for _, s in lex], params.lexical_floor)
-    sem_lo, sem_span = _normaliser([s for _, s in sem], params.semantic_floor)
-    cosine = {doc: w_sem * _normalised(s, sem_lo, sem_span) for doc, s in sem}
-    known = [w_lex * _normalised(s, lex_lo, lex_span) + cosine.get(doc, 0.0) for doc, s in lex[protected:]]
+    lexical = _weighted([s for _, s in lex], params.lexical_floor, w_lex)
+    cosines = [s for _, s in sem]
+    parts = _weighted(cosines, params.semantic_floor, w_sem).many(cosines)
+    cosine = dict(zip([d for d, _ in sem], parts, strict=True))
+    known = [
+        part + cosine.get(doc, 0.0)
+        for (doc, _), part in zip(lex[protected:], lexical.many([s for _, s in lex[protected:]]), strict=True)
+    ]
     known += [cosine[doc] for doc, _ in below]
     wanted = places - protected
-    if wanted <= 0 or len(known) < wanted:
-        return [doc for doc, _ in below]
-    threshold = sorted(known, reverse=True)[wanted - 1]
-    ceiling = w_lex * _normalised(min(s for _, s in head), lex_lo, lex_span)
     # A margin for rounding: a doc too many is scored, never one too few.
-    return [doc for doc, _ in below if ceiling + cosine[doc] >= threshold - 1e-9]
+    threshold = sorted(known, reverse=True)[wanted - 1] - 1e-9 if 0 < wanted <= len(known) else -math.inf
+    # The most the lexical part of the fused score of a doc below the head can be: the head's least
+    # score's, or less by its ceiling; a doc whose ceiling is 0 holds no query word (nothing to read).
+    most = lexical.one(min(s for _, s in head))
+    lo, span, w = lexical.lo, lexical.span, lexical.w
+    needed = []
+    for doc, _ in below:
+        top = most
+        if ceilings and (ceiling := ceilings.get(doc)) is not None:
+            if not ceiling > 0.0:
+                continue
+            v = 1.0 if span == 0.0 else (ceiling - lo) / span  # _normalised, inline
+            top = min(most, w * (1.0 if v > 1.0 else 0.0 if v < 0.0 else v))
+        if top > 0.0 and top + cosine[doc] >= threshold:
+            needed.append(doc)
+    return needed
 
 
 def hybrid(
@@ -317,12 +362,24 @@ def hybrid_scored(
         merged, _ = _top(raw, _best_ranks(ids), wanted)
         scores = {d: s / top for d, s in raw.items()}
     else:
-        if not all(math.isfinite(score) for ranking in (lex, sem) for _, score in ranking):
+        # _convex_scores and _top for two rankings, in fewer steps (this runs on every hybrid
+        # recall): each doc's weighted parts added lexical first (two terms add exactly rounded in
+        # either order), sorted by (score desc, best rank, doc) as tuples.
+        lex_scores, sem_scores = [s for _, s in lex], [s for _, s in sem]
+        if not (all(map(math.isfinite, lex_scores)) and all(map(math.isfinite, sem_scores))):
             raise ValueError("scores must be finite")
-        floors = (params.lexical_floor, params.semantic_floor)
-        merged, scores = _top(
-            _convex_scores([lex, sem], weights=weights, floors=floors), _best_ranks(ids), wanted
+        scores = dict(
+            zip(ids[0], _weighted(lex_scores, params.lexical_floor, weights[0]).many(lex_scores), strict=True)
         )
+        best = {doc: position for position, doc in enumerate(ids[0], start=1)}
+        sem_parts = _weighted(sem_scores, params.semantic_floor, weights[1]).many(sem_scores)
+        for position, (doc, part) in enumerate(zip(ids[1], sem_parts, strict=True), start=1):
+            had = scores.get(doc)
+            scores[doc] = part if had is None else had + part
+            if position < best.get(doc, position + 1):
+                best[doc] = position
+        rows = sorted([(-score, best[doc], doc) for doc, score in scores.items()])
+        merged = [doc for _, _, doc in rows[:wanted]]
     if head:
         kept = set(head)
         merged = (head + [d for d in merged if d not in kept])[:limit]

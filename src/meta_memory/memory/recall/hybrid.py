@@ -176,6 +176,12 @@ class HybridRecallProvider:
         return near_enough(neighbours, self.min_similarity)
 
     @staticmethod
+    def _ceilings(ranking: Ranking | None, semantic: Sequence[tuple[int, float]]) -> dict[int, float]:
+        """The most each neighbour's lexical score can be, known without a read
+        (Ranking.score_ceilings): fusion.contenders reads only those that can reach its places."""
+        return ranking.score_ceilings([doc for doc, _ in semantic]) if ranking is not None else {}
+
+    @staticmethod
     def _scores(
         ranking: Ranking | None, index: TermIndex, docs: Collection[int], into: dict[int, float]
     ) -> None:
@@ -234,6 +240,7 @@ class HybridRecallProvider:
         # rest only when stale records leave those places short.
         places = max(query.max_entries + FETCH_SLACK, params.protect + 1)
         scored: dict[int, float] = {}
+        ceilings: Mapping[int, float] = {}  # the most a neighbour's lexical score can be
         asked: Collection[int] = ()  # the neighbours whose lexical scores were read
         try:
             if terms:
@@ -243,7 +250,8 @@ class HybridRecallProvider:
                     head = ranking.top(head_depth)
                     if searched is not None and searched.done():  # searched here: one read serves all
                         semantic, params = self._semantic(searched, query)
-                        asked = contenders(head, semantic, places=places, params=params)
+                        ceilings = self._ceilings(ranking, semantic)
+                        asked = contenders(head, semantic, places=places, params=params, ceilings=ceilings)
                         self._scores(ranking, ranked, asked, scored)
         except BaseException:
             if searched is not None:
@@ -254,7 +262,8 @@ class HybridRecallProvider:
                 semantic, params = self._semantic(searched, query)
             else:
                 semantic = []
-            asked = contenders(head, semantic, places=places, params=params)
+            ceilings = self._ceilings(ranking, semantic)
+            asked = contenders(head, semantic, places=places, params=params, ceilings=ceilings)
             if ranking is not None and asked:
                 # A second read of the same scopes (a store's read snapshot ends with its block).
                 with store.reading_index(query.scopes) as index:
@@ -278,7 +287,9 @@ class HybridRecallProvider:
                 deeper = False
                 read = set(asked)
                 rest = [
-                    doc for doc in contenders(head, semantic, places=depth, params=params) if doc not in read
+                    doc
+                    for doc in contenders(head, semantic, places=depth, params=params, ceilings=ceilings)
+                    if doc not in read
                 ]
                 if ranking is not None and rest:
                     with store.reading_index(query.scopes) as index:

@@ -163,6 +163,25 @@ class Ranking:
             self._partial = partial
         return _top(index, final, limit)
 
+    def score_ceilings(self, docs: Collection[int]) -> dict[int, float]:
+        """For each of ``docs``, the most :meth:`scores_of` can give it, known without a read: after
+        :meth:`top`, its sum over the terms read in full plus the most the others can add (BM25's
+        bound for each, its weight x (k1 + 1)), 1e-9 more for the rounding; 0 for a doc that holds
+        no word read in full when no other word is left (it scores nothing). Empty before
+        :meth:`top`, and with neighbor smoothing (not bounded so)."""
+        if self._state is None or self._partial is None:
+            return {}
+        doc_count, avg_length, dfs, _ = self._state
+        partial, full = self._partial
+        weights = _Scorer(self.params, doc_count, avg_length, dfs).weights
+        others = [t for t in dfs if t not in full]
+        more = sum(weights[t] for t in others) * (self.params.k1 + 1.0) + 1e-9
+        # Cues add only to a doc that holds a word: with no word left to read, a doc holding none
+        # of those read scores nothing.
+        alone = more if any(not t.startswith(CUE_PREFIX) for t in others) else 0.0
+        get = partial.get
+        return {doc: own + more if (own := get(doc)) is not None else alone for doc in docs}
+
     def scores_of(self, docs: Collection[int], index: TermIndex | None = None) -> dict[int, float]:
         """The score of each of ``docs`` that holds a query word or concept (rounded to 1e-9, as
         :meth:`top`'s), read from ``index`` (default: the one ranked; a store whose reads end with
