@@ -32,11 +32,15 @@ def _same(copy: ScopeVectors, oracle: ScopeVectors) -> None:
     if copy.codes is not None and oracle.codes is not None:
         assert np.array_equal(copy.codes, oracle.codes)
     if copy.sketch is not None and copy.sketch.rows is not None:
-        assert copy.sketch.projection is not None
-        # The sketch's rows are the copy's rows projected by its fit.
+        assert copy.sketch.projection is not None and copy.sketch.scales is not None
+        # The sketch's rows are the copy's rows projected by its fit, over their largest component
+        # x 127 (float64 here: a rounding may differ by one), and its scales one over their lengths.
         projected = copy.matrix.astype(np.float64) @ copy.sketch.projection.astype(np.float64)
-        projected /= np.linalg.norm(projected, axis=1, keepdims=True)
-        assert np.allclose(copy.sketch.rows, projected, atol=1e-5)
+        projected *= 127.0 / np.abs(projected).max(axis=1, keepdims=True)
+        assert copy.sketch.rows.dtype == np.int8 and len(copy.sketch.rows) == len(copy.docs)
+        assert np.abs(copy.sketch.rows.astype(np.float64) - projected).max() <= 1.0
+        lengths = np.linalg.norm(copy.sketch.rows.astype(np.float64), axis=1)
+        assert np.allclose(copy.sketch.scales, 1.0 / lengths, rtol=1e-6)
 
 
 @pytest.fixture(autouse=True)
@@ -73,6 +77,8 @@ def test_a_scope_that_grows_by_a_few_vectors_is_written_in_place() -> None:
         assert copy.sketch is not None and second.sketch is not None
         assert copy.sketch.rows is not None and second.sketch.rows is not None
         assert copy.sketch.rows.ctypes.data == second.sketch.rows.ctypes.data
+        assert copy.sketch.scales is not None and second.sketch.scales is not None
+        assert copy.sketch.scales.ctypes.data == second.sketch.scales.ctypes.data
     _same(later[-1], extended(None, rows[:339], DIM, (339,)))
     _same(first, extended(None, rows[:300], DIM, (300,)))
 
@@ -109,3 +115,19 @@ def test_readers_growing_one_copy_at_once_each_get_the_whole_scope() -> None:
     for copy in found:
         n = len(copy.docs)
         _same(copy, extended(None, rows[:n], DIM, (n,)))
+
+
+def test_the_int8_products_are_exact_with_or_without_simsimd(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sketch's scan (SimSIMD's kernel, numpy's int32 einsum without it) against float64 products
+    of the same int8 rows: integer sums, so equal, extremes included (127 x 127 x 96 overflows
+    int16)."""
+    rng = np.random.default_rng(5)
+    rows = rng.integers(-127, 128, size=(500, 96)).astype(np.int8)
+    rows[0] = 127
+    query = np.full(96, 127, dtype=np.int8)
+    query[1::2] = rng.integers(-127, 128, size=48)
+    oracle = rows.astype(np.float64) @ query.astype(np.float64)
+    assert neighbours._simsimd() is not None  # the `semantic` extra carries it
+    assert np.array_equal(neighbours._int8_products(rows, query), oracle)
+    monkeypatch.setattr(neighbours, "_simsimd", lambda: None)
+    assert np.array_equal(neighbours._int8_products(rows, query), oracle)

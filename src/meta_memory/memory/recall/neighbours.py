@@ -10,9 +10,10 @@ wrote as plain float32 (``4 * dim`` bytes) still decode.
 A query is one matrix-vector product and a partial sort: about 0.7 ms per 10,000 vectors of 384
 dimensions on one core here. A scope of SKETCH_MIN vectors or more is ranked first in a sketch:
 its vectors projected on the few directions that hold most of their variance (principal
-components, fitted to a sample of the scope), where a few hundred rows are taken and rescored in
-float32; a third of the product's cost at 20,000 vectors, and on the development sets' 30,619
-records and their questions 0.996 of the exact top 10 (benchmarks/ann.py --devsets). A scope whose
+components, fitted to a sample of the scope) and kept as int8 (Sketch), where a few hundred rows
+are taken and rescored in float32; a third of the product's cost over the development sets'
+30,619 records, and for their questions 0.996 of the exact top 10 (benchmarks/ann.py --devsets),
+as the float32 sketch's before it. A scope whose
 variance is spread over many directions (where a sketch would miss) gets none: it is ranked first
 over the stored int8 components (a quarter of the bytes, kept beside the matrix) from INT8_MIN
 vectors, the rows found rescored in float32, at about two thirds of the product. A scope large
@@ -25,11 +26,12 @@ exact search finds, at under half its cost.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .ann import ExactSearch, ScopeAnn, ann_available, int8_rows
 
@@ -182,15 +184,21 @@ def _ends_room(room: _Room, have: dict[str, np.ndarray], m: int) -> bool:
 
 @dataclass(frozen=True)
 class Sketch:
-    """A scope's vectors in a few of their principal directions: ``rows[i]`` is row ``i`` of the
-    scope's matrix projected by ``projection`` and normalized. ``projection`` is ``None`` where the
-    fit found no few directions holding most of the variance (no sketch: exact search). ``fitted``:
-    how many vectors the scope had at the fit."""
+    """A scope's vectors in a few of their principal directions, as int8: ``rows[i]`` is row ``i``
+    of the scope's matrix projected by ``projection``, over its largest component's magnitude, x
+    127, rounded; ``scales[i]`` is one over that int8 row's length (0 for a row of zeros), so
+    ``rows[i] . q x scales[i]`` orders rows by their cosine with ``q`` in the sketch. A quarter of
+    float32's bytes, which is what a scan of the sketch costs on a recall (its rows are out of the
+    caches by then); the int8 rounding moved no neighbour in or out of the development sets' top
+    100 (benchmarks/ann.py --devsets). ``projection`` is ``None`` where the fit found no few
+    directions holding most of the variance (no sketch: exact search). ``fitted``: how many vectors
+    the scope had at the fit."""
 
     projection: np.ndarray | None  # float32 (dim, d)
-    rows: np.ndarray | None  # float32 (n, d), rows L2-normalized
+    rows: np.ndarray | None  # int8 (n, d)
     fitted: int
-    room: _Room | None = field(default=None, repr=False, compare=False)  # rows is its first rows
+    room: _Room | None = field(default=None, repr=False, compare=False)  # rows and scales: its first rows
+    scales: np.ndarray | None = None  # float32 (n,)
 
 
 @dataclass(frozen=True)
@@ -262,13 +270,15 @@ def sketched(sketch: Sketch | None, matrix: np.ndarray) -> Sketch | None:
     if sketch is not None and (n < SKETCH_REFIT * sketch.fitted or sketch.fitted >= SKETCH_REFIT_MAX):
         if sketch.projection is None or sketch.rows is None or len(sketch.rows) == n:
             return sketch
-        more = _projected(matrix[len(sketch.rows) :], sketch.projection)
-        grown, room = _grown(sketch.room, {"rows": sketch.rows}, {"rows": more})
-        return Sketch(sketch.projection, grown["rows"], sketch.fitted, room)
+        rows, scales = _projected(matrix[len(sketch.rows) :], sketch.projection)
+        have = {"rows": sketch.rows, "scales": sketch.scales}
+        grown, room = _grown(sketch.room, have, {"rows": rows, "scales": scales})
+        return Sketch(sketch.projection, grown["rows"], sketch.fitted, room, grown["scales"])
     projection = _principal(matrix)
     if projection is None:
         return Sketch(None, None, n)
-    return Sketch(projection, _projected(matrix, projection), n)
+    rows, scales = _projected(matrix, projection)
+    return Sketch(projection, rows, n, scales=scales)
 
 
 def _principal(matrix: np.ndarray) -> np.ndarray | None:
@@ -295,14 +305,16 @@ def _principal(matrix: np.ndarray) -> np.ndarray | None:
     return None
 
 
-def _projected(rows: np.ndarray, projection: np.ndarray) -> np.ndarray:
-    """``rows`` projected and normalized (a dot product of two is their cosine in the sketch)."""
+def _projected(rows: np.ndarray, projection: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` projected, as a sketch keeps them (Sketch): int8 rows and their scales."""
     import numpy as np
 
-    out: np.ndarray = rows @ projection
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    out /= np.maximum(norms, np.float32(1e-12))
-    return np.ascontiguousarray(out, dtype=np.float32)
+    out = rows @ projection
+    peaks = np.max(np.abs(out), axis=1, keepdims=True) if len(out) else np.zeros((0, 1), np.float32)
+    codes = np.clip(np.rint(out * (127.0 / np.where(peaks > 0, peaks, 1.0))), -127, 127).astype(np.int8)
+    lengths = np.linalg.norm(codes.astype(np.float32), axis=1)
+    scales = np.divide(1.0, lengths, out=np.zeros_like(lengths), where=lengths > 0).astype(np.float32)
+    return np.ascontiguousarray(codes), scales
 
 
 def _codes(blobs: Sequence[bytes], dim: int) -> np.ndarray | None:
@@ -346,10 +358,16 @@ def nearest(
     q = query.astype(np.float32)
     sketch = vectors.sketch if allowed is None else None
     depth = max(SKETCH_DEPTH_FACTOR * limit, SKETCH_DEPTH_MIN)
-    if sketch is not None and sketch.projection is not None and sketch.rows is not None and depth < len(docs):
+    if (
+        sketch is not None
+        and sketch.projection is not None
+        and sketch.rows is not None
+        and sketch.scales is not None
+        and depth < len(docs)
+    ):
         # Ranked in the sketch first, as deep as SKETCH_DEPTH_FACTOR times the neighbours wanted,
         # then the float32 rows of what it found (einsum's loop, GIL released: see below).
-        coarse = _sketch_rows(sketch.rows, np.einsum("j,jk->k", q, sketch.projection), depth)
+        coarse = _sketch_rows(sketch.rows, sketch.scales, np.einsum("j,jk->k", q, sketch.projection), depth)
         if coarse is not None:
             return _rescored(docs, matrix, coarse, q, limit)
     if allowed is None and vectors.codes is not None and len(docs) >= INT8_MIN:
@@ -368,16 +386,43 @@ def nearest(
     return _ordered(docs, top, scores[top])
 
 
-def _sketch_rows(rows: np.ndarray, query: np.ndarray, depth: int) -> np.ndarray | None:
-    """The ``depth`` rows of a sketch nearest ``query`` (projected), in no set order; ``None`` for
-    a query with nothing in the sketch's directions."""
+def _sketch_rows(rows: np.ndarray, scales: np.ndarray, query: np.ndarray, depth: int) -> np.ndarray | None:
+    """The ``depth`` rows of a sketch (int8 ``rows``, their ``scales``: Sketch) nearest ``query``
+    (projected), in no set order; ``None`` for a query with nothing in the sketch's directions."""
     import numpy as np
 
-    if not float(np.abs(query).max(initial=0.0)) > 0.0:
+    peak = float(np.abs(query).max(initial=0.0))
+    if not peak > 0.0:
         return None
-    scores = np.einsum("ij,j->i", rows, query)
-    found: np.ndarray = np.argpartition(-scores, depth - 1)[:depth]
+    q8 = np.clip(np.rint(query * (127.0 / peak)), -127, 127).astype(np.int8)
+    scores = _int8_products(rows, q8)
+    scores *= scales
+    n = len(scores)
+    found: np.ndarray = np.argpartition(scores, n - depth)[n - depth :]
     return found
+
+
+def _int8_products(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Each int8 row's dot product with the int8 ``query``, as float64: SimSIMD's kernel for the
+    CPU (the `semantic` extra; about a fifth of numpy's int32 einsum at 20,000 rows of 96), numpy
+    without it."""
+    import numpy as np
+
+    simsimd = _simsimd()
+    if simsimd is not None:
+        products: np.ndarray = np.asarray(simsimd.cdist(query[None], rows, metric="dot"))[0]
+        return products
+    return np.einsum("ij,j->i", rows, query, dtype=np.int32, casting="unsafe").astype(np.float64)
+
+
+@functools.cache
+def _simsimd() -> Any | None:
+    """The ``simsimd`` module, or ``None`` without it (probed once per process)."""
+    try:
+        import simsimd
+    except ImportError:
+        return None
+    return simsimd
 
 
 def _rescored(
