@@ -12,7 +12,9 @@ baseline from the same run:
   beside the baseline of one text at a time on one core through all-MiniLM-L6-v2 with float
   activations (the first 1,000 records); then the same in an agent's loop: each recall after a
   ``remember`` of its own (50 ms before it: the indexing process embeds it meanwhile, and the
-  recall reads the scope's new vectors);
+  recall reads the scope's new vectors); then other queries, not asked before, lexical and hybrid
+  in turn on the hybrid runtime's realm (the two runtimes' runs above are minutes apart, and on a
+  shared machine drift by more than the difference measured);
 - the vector file's bytes per record, beside the realm file's and its recall index's;
 - ``remember`` over stdio, one acknowledged write at a time, with ``recall = "lexical"`` and with
   ``recall = "hybrid"`` (the indexing process embedding meanwhile), each on a fresh state dir,
@@ -50,6 +52,8 @@ from meta_memory.memory.embedding import BACKGROUND_NICE, DEFAULT_MODEL, load_em
 from meta_memory.memory.params import parse_recall, parse_remember
 from meta_memory.memory.recall.ann import PROBES_MIN
 from meta_memory.memory.recall.neighbours import record_text
+from meta_memory.memory.recall.provider import LexicalRecallProvider
+from meta_memory.memory.service import AgentMemory
 from meta_memory.memory.sqlite.checkpoint import QUIET_S
 from meta_memory.memory.sqlite.vectors import VectorFile
 from meta_memory.runtime import MetaRuntime
@@ -171,8 +175,13 @@ def queries(corpus: Corpus, n: int, rng: random.Random) -> list[str]:
 def bench_recall(state: Path, n: int, dsn: str | None = None) -> dict[str, list[float]]:
     """Recall times in ms: ``lexical`` and ``hybrid`` on the realm as built, then
     ``lexical after a write`` and ``hybrid after a write``: an agent's loop, each recall after one
-    ``remember`` of its own (LOOP_PAUSE_S later, time for the indexing process to embed it)."""
+    ``remember`` of its own (LOOP_PAUSE_S later, time for the indexing process to embed it). Then
+    ``lexical, alternating`` and ``hybrid, alternating``: ``n`` other queries asked of the hybrid
+    runtime's realm in both modes, one after the other (the lexical provider swapped in for every
+    other recall, which goes first alternating), so that both share the machine's moments: on a
+    shared machine the two runtimes' runs above drift apart by more than the difference measured."""
     texts = queries(Corpus(seed=5), n, random.Random(3))
+    others = queries(Corpus(seed=5), n, random.Random(4))  # not asked before: embedded when asked
     corpus = Corpus(seed=11)
     times: dict[str, list[float]] = {}
     for mode in ("lexical", "hybrid"):
@@ -225,7 +234,32 @@ def bench_recall(state: Path, n: int, dsn: str | None = None) -> dict[str, list[
                 start = time.perf_counter()
                 memory.recall(params)
                 times[key].append((time.perf_counter() - start) * 1000)
+        if mode == "hybrid":
+            times.update(_alternating(memory, others))
         runtime.close()
+    return times
+
+
+def _alternating(memory: AgentMemory, texts: list[str]) -> dict[str, list[float]]:
+    """Each of ``texts`` recalled by ``memory``'s hybrid provider and by a lexical one swapped in,
+    in turn (which goes first alternates): times in ms per mode."""
+    providers = {"hybrid": memory.provider, "lexical": LexicalRecallProvider()}
+    times: dict[str, list[float]] = {f"{mode}, alternating": [] for mode in providers}
+    try:
+        for i, text in enumerate(texts):
+            params = parse_recall(
+                {"identity": IDENTITY, "query_text": text},
+                default_realm="default",
+                default_selection="contextual",
+                default_max=8,
+            )
+            for mode in ("hybrid", "lexical") if i % 2 == 0 else ("lexical", "hybrid"):
+                memory.provider = providers[mode]
+                start = time.perf_counter()
+                memory.recall(params)
+                times[f"{mode}, alternating"].append((time.perf_counter() - start) * 1000)
+    finally:
+        memory.provider = providers["hybrid"]
     return times
 
 
@@ -316,6 +350,14 @@ def measure(args: argparse.Namespace, dsn: str | None) -> None:
         f"  hybrid  p50 {percentile(hybrid, 0.5):.2f} ms, p99 {percentile(hybrid, 0.99):.2f} ms "
         f"(the query's embedding included): {percentile(hybrid, 0.5) / percentile(lexical, 0.5):.2f}x / "
         f"{percentile(hybrid, 0.99) / percentile(lexical, 0.99):.2f}x lexical (targets 1.5x / 2x)"
+    )
+    lexical, hybrid = recalled["lexical, alternating"], recalled["hybrid, alternating"]
+    console.print(
+        f"  {args.queries} other queries, lexical and hybrid in turn on the hybrid runtime: lexical p50 "
+        f"{percentile(lexical, 0.5):.2f} ms, p99 {percentile(lexical, 0.99):.2f} ms; hybrid p50 "
+        f"{percentile(hybrid, 0.5):.2f} ms, p99 {percentile(hybrid, 0.99):.2f} ms: "
+        f"{percentile(hybrid, 0.5) / percentile(lexical, 0.5):.2f}x / "
+        f"{percentile(hybrid, 0.99) / percentile(lexical, 0.99):.2f}x"
     )
     lexical, hybrid = recalled["lexical after a write"], recalled["hybrid after a write"]
     console.print(
