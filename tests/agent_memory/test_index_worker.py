@@ -302,10 +302,11 @@ def test_the_realm_wal_stays_bounded_while_the_helper_reads_and_is_gone_after_cl
             clock.advance(1)
             if n % 50 == 49:
                 largest = max(largest, wal.stat().st_size)
-        # Unbounded: 24 MB here. Looking itself, the writer keeps it to 1.0-2.1 MB; on a loaded
-        # machine, where the helper's reads make restarts fail and the retries space out, it
-        # passed the 4 MiB a restarted WAL is cut back to (seen once in CI).
-        assert largest < 8 << 20, f"the WAL reached {largest:,} bytes"
+        # Unbounded: 24 MB here (24.4 with the writer's check off, 2026-12-04). Looking itself, the
+        # writer keeps it to 1.0-2.1 MB; on a loaded machine, where the helper's reads make
+        # restarts fail and the retries space out, it passed the 4 MiB a restarted WAL is cut back
+        # to (seen in CI: 9.3 MB once, on 56dd323). Half the unbounded size tells the two apart.
+        assert largest < 12 << 20, f"the WAL reached {largest:,} bytes"
         query = parse_recall(
             {"identity": "fay", "query_text": "n1199"},
             default_realm="default",

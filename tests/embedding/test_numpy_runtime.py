@@ -155,10 +155,14 @@ def test_a_dynamically_quantized_model_stays_within_a_rounding_of_onnxruntimes(m
             assert mine.min() >= their.min() and np.median(mine) >= np.median(their), (mine, their)
     # Not vacuous: unrelated texts are far apart.
     assert float(ours[0] @ theirs[11]) < 0.5
-    # And they rank alike: each text's nearest other text is the same under both.
+    # And they rank alike: each text's nearest other text is the one the float graph finds where one
+    # is offered (onnxruntime's otherwise), or one as near within 0.01. Two quantizations round a
+    # near tie either way: on a VNNI EPYC with onnxruntime 1.32 text 34's nearest was 18 for ours
+    # and the float graph (0.158 and 0.148 to 15 in ours), 15 for onnxruntime's (by 0.0003).
+    ranked = loaded(FLOAT_TWIN[model_id], "onnxruntime").embed(TEXTS) if model_id in FLOAT_TWIN else theirs
     for i in range(len(TEXTS)):
         mine = np.argsort(-(ours @ ours[i]))[1]
-        their = np.argsort(-(theirs @ theirs[i]))[1]
+        their = np.argsort(-(ranked @ ranked[i]))[1]
         assert mine == their or abs(float(ours[i] @ ours[mine]) - float(ours[i] @ ours[their])) < 0.01
 
 
