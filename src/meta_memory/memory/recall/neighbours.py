@@ -196,9 +196,9 @@ class Sketch:
 
     projection: np.ndarray | None  # float32 (dim, d)
     rows: np.ndarray | None  # int8 (n, d)
+    scales: np.ndarray | None  # float32 (n,)
     fitted: int
     room: _Room | None = field(default=None, repr=False, compare=False)  # rows and scales: its first rows
-    scales: np.ndarray | None = None  # float32 (n,)
 
 
 @dataclass(frozen=True)
@@ -268,17 +268,17 @@ def sketched(sketch: Sketch | None, matrix: np.ndarray) -> Sketch | None:
     if n < SKETCH_MIN:
         return None
     if sketch is not None and (n < SKETCH_REFIT * sketch.fitted or sketch.fitted >= SKETCH_REFIT_MAX):
-        if sketch.projection is None or sketch.rows is None or len(sketch.rows) == n:
-            return sketch
+        if sketch.projection is None or sketch.rows is None or sketch.scales is None or len(sketch.rows) == n:
+            return sketch  # (rows and scales are set together: Sketch)
         rows, scales = _projected(matrix[len(sketch.rows) :], sketch.projection)
         have = {"rows": sketch.rows, "scales": sketch.scales}
         grown, room = _grown(sketch.room, have, {"rows": rows, "scales": scales})
-        return Sketch(sketch.projection, grown["rows"], sketch.fitted, room, grown["scales"])
+        return Sketch(sketch.projection, grown["rows"], grown["scales"], sketch.fitted, room)
     projection = _principal(matrix)
     if projection is None:
-        return Sketch(None, None, n)
+        return Sketch(None, None, None, n)
     rows, scales = _projected(matrix, projection)
-    return Sketch(projection, rows, n, scales=scales)
+    return Sketch(projection, rows, scales, n)
 
 
 def _principal(matrix: np.ndarray) -> np.ndarray | None:
@@ -412,7 +412,8 @@ def _int8_products(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
     if simsimd is not None:
         products: np.ndarray = np.asarray(simsimd.cdist(query[None], rows, metric="dot"))[0]
         return products
-    return np.einsum("ij,j->i", rows, query, dtype=np.int32, casting="unsafe").astype(np.float64)
+    exact: np.ndarray = np.einsum("ij,j->i", rows, query, dtype=np.int32, casting="unsafe")
+    return exact.astype(np.float64)
 
 
 @functools.cache
