@@ -6,6 +6,7 @@ backends, through recall itself."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import threading
 import time
@@ -34,6 +35,7 @@ from meta_memory.memory.recall.neighbours import (
     MIN_SIMILARITY,
     SKETCH_MIN,
     SKETCH_REFIT,
+    ScopesSearch,
     ScopeVectors,
     extended,
     nearest,
@@ -354,6 +356,41 @@ def test_a_scope_whose_variance_lies_in_few_directions_is_ranked_in_its_sketch_f
         assert len(deep) == 100 and [s for _, s in deep] == sorted((s for _, s in deep), reverse=True)
         top100 += len({d for d, _ in deep} & exact_top(scope.matrix, scope.docs, q, 100))
     assert top10 / (10 * len(queries)) >= 0.99 and top100 / (100 * len(queries)) >= 0.97
+
+
+def test_a_search_begun_with_its_scan_on_another_thread_answers_as_one_run_here() -> None:
+    """A sketched scope's scan runs on the offload's thread (the rest on the caller's) and the
+    answer is the one the search gives run in one go: over two scopes (one sketched, one not),
+    with and without a doc filter; the merged top 10 is the float64 oracle's over both."""
+    sketched_m, queries = low_rank(6_000)
+    plain_m, _ = clustered(3_000)
+    first = extended(None, [(i + 1, vector_bytes(v)) for i, v in enumerate(sketched_m)], DIM, (1,))
+    second = extended(None, [(10_001 + i, vector_bytes(v)) for i, v in enumerate(plain_m)], DIM, (1,))
+    assert first.sketch is not None and first.sketch.projection is not None
+    assert second.sketch is not None and second.sketch.projection is None
+    search = ScopesSearch([first, second])
+    scanned_on: list[str] = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="offload") as pool:
+
+        def offload(scan: Any) -> Any:
+            def run() -> Any:
+                scanned_on.append(threading.current_thread().name)
+                return scan()
+
+            return pool.submit(run)
+
+        allowed = set(range(1, 6_001, 3)) | set(range(10_001, 13_001, 5))
+        both = np.concatenate([first.matrix, second.matrix])
+        docs = np.concatenate([first.docs, second.docs])
+        found = 0
+        for q in queries[:30]:
+            begun = search.begin(q, 100, None, offload)
+            assert begun() == search(q, 100)
+            found += len({d for d, _ in begun()[:10]} & exact_top(both, docs, q, 10))
+            assert search.begin(q, 10, allowed, offload)() == search(q, 10, allowed)
+    assert found >= 0.99 * 10 * 30
+    # One scan per unfiltered search of the sketched scope; a filtered search scans nothing.
+    assert len(scanned_on) == 30 and all(name.startswith("offload") for name in scanned_on)
 
 
 def test_a_scope_whose_variance_is_spread_is_not_sketched_and_is_searched_exactly() -> None:

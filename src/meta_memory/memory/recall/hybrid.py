@@ -17,6 +17,7 @@ a backend without vectors) gives the lexical ranking alone.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -36,7 +37,7 @@ from .fusion import (
     near_enough,
 )
 from .index import TermIndex
-from .neighbours import MIN_SIMILARITY
+from .neighbours import MIN_SIMILARITY, Finish, Offload
 from .provider import LexicalRecallProvider, RecallQuery, Scored, only_docs, relative
 from .scorer import Ranking
 
@@ -65,6 +66,14 @@ class NeighbourSearch(Protocol):
     ) -> list[tuple[int, float]]:
         """The ``limit`` docs nearest ``query`` (cosine, best first), among ``allowed``."""
         ...
+
+
+class Begin(Protocol):
+    """A search that can be begun in two steps (neighbours.ScopesSearch.begin)."""
+
+    def __call__(
+        self, query: np.ndarray, limit: int, allowed: Collection[int] | None, offload: Offload | None
+    ) -> Finish: ...
 
 
 @runtime_checkable
@@ -106,6 +115,9 @@ class HybridRecallProvider:
         # The query is embedded on a thread of this pool while the lexical ranking runs (the model
         # releases the GIL; on PostgreSQL the ranking is mostly waiting on the server).
         self._embedding = ThreadPoolExecutor(max_workers=4, thread_name_prefix="meta-query-embed")
+        # A search's scan of a scope's sketch, the one step of it that holds no GIL, runs on a
+        # thread of this pool while the caller ranks lexically (neighbours.begin_nearest).
+        self._scans = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="meta-scan")
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._queries_lock = threading.Lock()
         # How long a query's embedding takes (a moving average, seconds): one that costs less than
@@ -159,7 +171,7 @@ class HybridRecallProvider:
         return search(self._query_vector(text), depth, allowed)
 
     def _semantic(
-        self, searched: Future[list[tuple[int, float]]], query: RecallQuery
+        self, searched: _Searched, query: RecallQuery
     ) -> tuple[list[tuple[int, float]], HybridParams]:
         """The neighbours the search found at least ``min_similarity`` near and the fusion's params
         for them (fusion.near_enough); none when it failed on an automatic injection
@@ -216,18 +228,23 @@ class HybridRecallProvider:
         terms = analyze_query(query.query_text, list(query.query_terms))
         # The query's embedding and its neighbours: on a thread of the pool while this one ranks
         # lexically when the embedding is slow (the model releases the GIL; on PostgreSQL the
-        # search waits on the server); here, first, when it is cheap or cached (handed to a
-        # thread, the search waited for the GIL behind the lexical ranking: 5.0 ms against 3.9
-        # for the whole recall on benchmarks/hybrid.py's realm and queries, docs/benchmarks.md).
-        searched: Future[list[tuple[int, float]]] | None = None
+        # search waits on the server). When it is cheap or cached, the query is embedded here,
+        # first, and a store's search that can be begun (neighbours.begin_nearest) runs its
+        # scan on a thread of its own meanwhile; one that cannot runs here. (The embedding and
+        # the whole search handed to a thread waited for the GIL behind the lexical ranking: 5.0
+        # ms against 3.9 for the whole recall on benchmarks/hybrid.py's realm and queries.)
+        searched: _Searched | None = None
         if isinstance(store, VectorReads):
             try:
                 search = store.searcher(query.scopes, self.embedder)
-                if self._cached(text) or self._embed_s < INLINE_BELOW_S:
+                begin: Begin | None = getattr(search, "begin", None)
+                if not (self._cached(text) or self._embed_s < INLINE_BELOW_S):
+                    searched = self._embedding.submit(self._neighbours, search, text, depth, allowed)
+                elif begin is not None:
+                    searched = _Begun(begin(self._query_vector(text), depth, allowed, self._scans.submit))
+                else:
                     searched = Future()
                     searched.set_result(self._neighbours(search, text, depth, allowed))
-                else:
-                    searched = self._embedding.submit(self._neighbours, search, text, depth, allowed)
             except Exception as exc:  # reported where the search's own failure would be
                 searched = Future()
                 searched.set_exception(exc)
@@ -329,3 +346,31 @@ class HybridRecallProvider:
 
     def close(self) -> None:
         self._embedding.shutdown(wait=False, cancel_futures=True)
+        self._scans.shutdown(wait=False, cancel_futures=True)
+
+
+class _Searched(Protocol):
+    """A recall's neighbour search under way: a future of its answer (or a :class:`_Begun`)."""
+
+    def done(self) -> bool: ...
+
+    def cancel(self) -> bool: ...
+
+    def result(self) -> list[tuple[int, float]]: ...
+
+
+class _Begun:
+    """A search begun (neighbours.begin_nearest) seen as a done future: its answer is finished
+    when asked for, on the asking thread."""
+
+    def __init__(self, finish: Finish) -> None:
+        self._finish = finish
+
+    def done(self) -> bool:
+        return True
+
+    def cancel(self) -> bool:
+        return False
+
+    def result(self) -> list[tuple[int, float]]:
+        return self._finish()

@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import math
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -66,11 +66,15 @@ MIN_SIMILARITY = 0.3
 ``min_similarity``); a graph's answer whose best neighbour is below it is checked exactly."""
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     import numpy as np
 
 __all__ = [
     "MIN_SIMILARITY",
     "ScopeVectors",
+    "ScopesSearch",
+    "begin_nearest",
     "decode_vectors",
     "extended",
     "nearest",
@@ -330,14 +334,39 @@ def _codes(blobs: Sequence[bytes], dim: int) -> np.ndarray | None:
     return codes
 
 
+Finish = Callable[[], list[tuple[int, float]]]
+"""The rest of a search begun by :func:`begin_nearest`: its answer, once the scan it started ends."""
+
+Offload = Callable[[Callable[[], Any]], "Future[Any]"]
+"""Runs a scan on another thread (``ThreadPoolExecutor.submit``)."""
+
+
 def nearest(
     vectors: ScopeVectors, query: np.ndarray, limit: int, allowed: Collection[int] | None = None
 ) -> list[tuple[int, float]]:
     """The ``limit`` docs nearest ``query`` by cosine (best first, ties by doc), among ``allowed``."""
+    return begin_nearest(vectors, query, limit, allowed)()
+
+
+def begin_nearest(
+    vectors: ScopeVectors,
+    query: np.ndarray,
+    limit: int,
+    allowed: Collection[int] | None = None,
+    offload: Offload | None = None,
+) -> Finish:
+    """:func:`nearest` in two steps: the search is begun now and its answer is the call of what
+    this returns. With ``offload``, a sketched scope's scan runs on ``offload``'s thread meanwhile
+    (the sketch's products, the rows they rank first, those rows rescored: a few SimSIMD and numpy
+    calls that release the GIL, with little Python between them to wait for it behind the
+    caller's), so that the caller ranks lexically beside it; the rest runs on the caller's thread.
+    On benchmarks/hybrid.py's realm (20,000 records, a static model's query) the caller waited
+    for the scan in one recall in ten; the whole search on a thread, the embedding and each numpy
+    step taking the GIL in turn with the lexical ranking, gained nothing (docs/benchmarks.md)."""
     import numpy as np
 
     if not len(vectors.docs) or limit <= 0:
-        return []
+        return lambda: []
     docs, matrix = vectors.docs, vectors.matrix
     if allowed is not None:
         # Only these docs' rows (docs ascend): exact, at the cost of the filter's size.
@@ -348,11 +377,12 @@ def nearest(
         rows = rows[docs[rows] == wanted]
         docs, matrix = docs[rows], matrix[rows]
         if not len(docs):
-            return []
+            return lambda: []
     elif vectors.ann is not None:
         found = vectors.ann.nearest(docs, matrix, query, limit)
         if found is not None and found and found[0][1] >= MIN_SIMILARITY:
-            return [(doc, score) for doc, score in found if math.isfinite(score)]
+            graph = [(doc, score) for doc, score in found if math.isfinite(score)]
+            return lambda: graph
         # No neighbour the graph found is one recall would use: a graph of near-duplicates can
         # keep the one record that matches out of its search's reach, so the product decides.
     q = query.astype(np.float32)
@@ -367,15 +397,26 @@ def nearest(
     ):
         # Ranked in the sketch first, as deep as SKETCH_DEPTH_FACTOR times the neighbours wanted,
         # then the float32 rows of what it found (einsum's loop, GIL released: see below).
-        coarse = _sketch_rows(sketch.rows, sketch.scales, np.einsum("j,jk->k", q, sketch.projection), depth)
-        if coarse is not None:
-            return _rescored(docs, matrix, coarse, q, limit)
+        q8 = _sketch_query(np.einsum("j,jk->k", q, sketch.projection))
+        if q8 is not None:
+            rows8, scales = sketch.rows, sketch.scales
+
+            def scan() -> tuple[np.ndarray, np.ndarray]:
+                coarse = _deepest(_int8_products(rows8, q8), scales, depth)
+                return _rescored_rows(matrix, coarse, q, limit)
+
+            if offload is None:
+                here = scan()
+                return lambda: _ordered(docs, *here)
+            pending = offload(scan)
+            return lambda: _ordered(docs, *pending.result())
     if allowed is None and vectors.codes is not None and len(docs) >= INT8_MIN:
         # A first pass over the int8 components (a quarter of the bytes), twice as deep as wanted
         # and more, then the float32 rows of what it found: the product's answer at half its cost.
         coarse = int8_rows(vectors.codes, q, min(len(docs), 2 * limit + INT8_SLACK))
         if coarse is not None and len(coarse):
-            return _rescored(docs, matrix, coarse, q, limit)
+            found8 = _rescored(docs, matrix, coarse, q, limit)
+            return lambda: found8
     # einsum's own loop, not BLAS: OpenBLAS's threads spin after each call and, on a gateway whose
     # cores are busy (the query's embedding, the database, the request threads), a multithreaded
     # product for one query took 5 ms instead of 0.2 (benchmarks/hybrid.py, hybrid p50 28 ms
@@ -383,20 +424,61 @@ def nearest(
     scores = np.einsum("ij,j->i", matrix, q)
     k = min(limit, len(scores))
     top = np.argpartition(-scores, k - 1)[:k]
-    return _ordered(docs, top, scores[top])
+    exact = _ordered(docs, top, scores[top])
+    return lambda: exact
 
 
-def _sketch_rows(rows: np.ndarray, scales: np.ndarray, query: np.ndarray, depth: int) -> np.ndarray | None:
-    """The ``depth`` rows of a sketch (int8 ``rows``, their ``scales``: Sketch) nearest ``query``
-    (projected), in no set order; ``None`` for a query with nothing in the sketch's directions."""
+class ScopesSearch:
+    """A search of some scopes' vectors as they were read (``VectorReads.searcher``): called, the
+    ``limit`` docs nearest a query (cosine, best first) among ``allowed``; :meth:`begin` starts
+    the same search in two steps (:func:`begin_nearest`)."""
+
+    def __init__(self, scoped: Sequence[ScopeVectors]) -> None:
+        self._scoped = scoped
+
+    def __call__(
+        self, query: np.ndarray, limit: int, allowed: Collection[int] | None = None
+    ) -> list[tuple[int, float]]:
+        return self.begin(query, limit, allowed)()
+
+    def begin(
+        self,
+        query: np.ndarray,
+        limit: int,
+        allowed: Collection[int] | None = None,
+        offload: Offload | None = None,
+    ) -> Finish:
+        """The search begun (each scope's scan on ``offload``'s thread, where it has one), its
+        answer the call of what this returns."""
+        begun = [begin_nearest(scope, query, limit, allowed, offload) for scope in self._scoped]
+        if len(begun) == 1:  # best first already
+            return begun[0]
+
+        def merged() -> list[tuple[int, float]]:
+            found = [hit for finish in begun for hit in finish()]
+            return sorted(found, key=lambda hit: -hit[1])[:limit]
+
+        return merged
+
+
+def _sketch_query(query: np.ndarray) -> np.ndarray | None:
+    """A query projected on a sketch's directions, as int8 (over its largest component x 127);
+    ``None`` for a query with nothing in them."""
     import numpy as np
 
     peak = float(np.abs(query).max(initial=0.0))
     if not peak > 0.0:
         return None
-    q8 = np.clip(np.rint(query * (127.0 / peak)), -127, 127).astype(np.int8)
-    scores = _int8_products(rows, q8)
-    scores *= scales
+    q8: np.ndarray = np.clip(np.rint(query * (127.0 / peak)), -127, 127).astype(np.int8)
+    return q8
+
+
+def _deepest(products: np.ndarray, scales: np.ndarray, depth: int) -> np.ndarray:
+    """The ``depth`` sketch rows of the highest ``products`` x ``scales`` (their cosines with the
+    query in the sketch), in no set order."""
+    import numpy as np
+
+    scores = products * scales
     n = len(scores)
     found: np.ndarray = np.argpartition(scores, n - depth)[n - depth :]
     return found
@@ -430,11 +512,20 @@ def _rescored(
     docs: np.ndarray, matrix: np.ndarray, coarse: np.ndarray, query: np.ndarray, limit: int
 ) -> list[tuple[int, float]]:
     """The ``limit`` best of the rows ``coarse`` (a first pass's finds) by their float32 cosine."""
+
+    return _ordered(docs, *_rescored_rows(matrix, coarse, query, limit))
+
+
+def _rescored_rows(
+    matrix: np.ndarray, coarse: np.ndarray, query: np.ndarray, limit: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``limit`` best of the rows ``coarse`` by their float32 cosine, in no set order, and
+    their cosines."""
     import numpy as np
 
     scores = np.einsum("ij,j->i", matrix[coarse], query)
     best = np.argpartition(-scores, min(limit, len(coarse)) - 1)[:limit]
-    return _ordered(docs, coarse[best], scores[best])
+    return coarse[best], scores[best]
 
 
 def _ordered(docs: np.ndarray, top: np.ndarray, scores: np.ndarray) -> list[tuple[int, float]]:

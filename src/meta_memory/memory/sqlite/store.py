@@ -29,7 +29,7 @@ from ...errors import InternalError, PurgeIncomplete, StoreCorrupt, WriteRefused
 from ...storage.layout import StateLayout
 from ..codec import dumps, record_from_row, record_values, wire_json
 from ..purge import PurgeReceipt, PurgeTarget
-from ..recall.neighbours import nearest
+from ..recall.neighbours import ScopesSearch
 from ..records import (
     Author,
     Record,
@@ -840,7 +840,7 @@ class SqliteRealmStore:
         with self._lock:
             vectors = self._vectors
             if vectors is None:
-                return lambda query, limit, allowed=None: []
+                return ScopesSearch([])
             upto: int | None = vectors.embedded_upto  # one read of the mark serves both below
             if vectors.behind(self._db, upto):
                 if self._index_worker is None:
@@ -851,17 +851,9 @@ class SqliteRealmStore:
                     # another model) has none, so its reads do, while they rank lexically.
                     self._vectors_nudged_at = now
                     self._index_worker.nudge(self.path)
-            scoped = [vectors.scope(scope_id, upto) for scope_id in self._existing_scope_ids(scopes)]
-
-        def search(
-            query: np.ndarray, limit: int, allowed: Collection[int] | None = None
-        ) -> list[tuple[int, float]]:
-            if len(scoped) == 1:  # best first already
-                return nearest(scoped[0], query, limit, allowed)
-            found = [hit for scope in scoped for hit in nearest(scope, query, limit, allowed)]
-            return sorted(found, key=lambda hit: -hit[1])[:limit]
-
-        return search
+            return ScopesSearch(
+                [vectors.scope(scope_id, upto) for scope_id in self._existing_scope_ids(scopes)]
+            )
 
     def vector_progress(self, nudge_with: Embedder | None = None) -> tuple[int, int] | None:
         """``(newest doc, embedded up to)`` of the realm's vectors (``VectorReads``), ``None``
