@@ -80,6 +80,8 @@ def test_a_texts_vector_does_not_depend_on_what_was_embedded_before() -> None:
     among = warmed.embed_documents([TEXTS[2], TEXTS[0], TEXTS[3]])[1]
     assert np.array_equal(alone, among)
     assert warmed.pieces_known > 0
+    # Distilled only once every piece of the vocabulary is (tens of seconds at the idle priority).
+    assert warmed.distilled == (warmed.pieces_known == warmed._tokenizer.vocab_size)
 
 
 def test_rows_are_unit_vectors_even_for_an_empty_text() -> None:

@@ -106,6 +106,11 @@ class StaticEmbedder:
         """Word pieces distilled so far in this process."""
         return int(self._known.sum())
 
+    @property
+    def distilled(self) -> bool:
+        """Whether every piece of the vocabulary is distilled (a call then only sums)."""
+        return bool(self._known.all())
+
     def __repr__(self) -> str:
         return f"StaticEmbedder({self.model_id!r}, dim={self.dim})"
 
