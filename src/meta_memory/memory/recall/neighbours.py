@@ -409,7 +409,12 @@ def begin_nearest(
                 here = scan()
                 return lambda: _ordered(docs, *here)
             pending = offload(scan)
-            return lambda: _ordered(docs, *pending.result())
+
+            def finish() -> list[tuple[int, float]]:
+                # Still waiting for a thread (the cores busy): run here rather than wait for one.
+                return _ordered(docs, *(scan() if pending.cancel() else pending.result()))
+
+            return finish
     if allowed is None and vectors.codes is not None and len(docs) >= INT8_MIN:
         # A first pass over the int8 components (a quarter of the bytes), twice as deep as wanted
         # and more, then the float32 rows of what it found: the product's answer at half its cost.
