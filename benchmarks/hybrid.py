@@ -215,7 +215,7 @@ def bench_recall(state: Path, n: int, dsn: str | None = None) -> dict[str, list[
                 )
             )
         time.sleep(SETTLE_S)
-        settled(memory)
+        settled(memory, 5 * SETTLE_S)
         for key, write in ((mode, False), (f"{mode} after a write", True)):
             times[key] = []
             for text in texts[: LOOP_TURNS if write else None]:
@@ -242,10 +242,10 @@ def bench_recall(state: Path, n: int, dsn: str | None = None) -> dict[str, list[
     return times
 
 
-def settled(memory: AgentMemory, limit_s: float = 300.0) -> None:
-    """Wait (up to ``limit_s``) until a static model's vocabulary is distilled: the thread that
-    distils it takes the GIL beside every recall (66 s of it on a 2-core AMD EPYC without AVX-512,
-    past SETTLE_S)."""
+def settled(memory: AgentMemory, limit_s: float) -> None:
+    """Wait (up to ``limit_s``: five times ``--settle``) until a static model's vocabulary is
+    distilled: the thread that distils it takes the GIL beside every recall (66 s of it on a
+    2-core AMD EPYC without AVX-512, past the default settle)."""
     embedder = getattr(memory.provider, "embedder", None)
     deadline = time.monotonic() + limit_s
     while not getattr(embedder, "distilled", True) and time.monotonic() < deadline:
@@ -427,7 +427,12 @@ def main() -> None:
     parser.add_argument("--postgres", metavar="DSN", default=None, help="also measure on this server")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="the embedding model (default: the default)")
     parser.add_argument("--postgres-only", action="store_true", help="with --postgres: not SQLite")
-    parser.add_argument("--settle", type=float, default=60.0, help="seconds a runtime settles first")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=60.0,
+        help="seconds a runtime settles first (and up to five times that for its model)",
+    )
     args = parser.parse_args()
     global MODEL, SETTLE_S
     MODEL, SETTLE_S = args.model, args.settle
