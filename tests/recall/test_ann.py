@@ -368,7 +368,7 @@ def test_a_search_begun_with_its_scan_on_another_thread_answers_as_one_run_here(
     second = extended(None, [(10_001 + i, vector_bytes(v)) for i, v in enumerate(plain_m)], DIM, (1,))
     assert first.sketch is not None and first.sketch.projection is not None
     assert second.sketch is not None and second.sketch.projection is None
-    search = ScopesSearch([first, second])
+    search = ScopesSearch(lambda: [first, second])
     scanned_on: list[str] = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="offload") as pool:
 

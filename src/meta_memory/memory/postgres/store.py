@@ -36,6 +36,7 @@ from ..codec import dumps, record_from_row, record_values, wire_json
 from ..purge import PurgeReceipt, PurgeTarget
 from ..recall.analyzer import analyze_record
 from ..recall.index import TermIndex
+from ..recall.neighbours import ScopesSearch, ScopeVectors
 from ..records import Author, Record, Scope, ScopeKind, Status
 from ..rows import (
     ChainLinks,
@@ -672,9 +673,7 @@ class PostgresRealmStore:
         """
         vectors = self._vectors
 
-        def search(
-            query: np.ndarray, limit: int, allowed: Collection[int] | None = None
-        ) -> list[tuple[int, float]]:
+        def read() -> list[ScopeVectors]:
             if vectors is None:
                 return []
             if embedder.model_id != vectors.model_id:
@@ -682,16 +681,16 @@ class PostgresRealmStore:
                     f"the vectors of this realm are of model {vectors.model_id!r}, not {embedder.model_id!r}"
                 )
 
-            def run() -> list[tuple[int, float]]:
+            def run() -> list[ScopeVectors]:
                 with self._read() as conn:
-                    found: list[tuple[int, float]] = []
-                    for scope_id in self._existing_scope_ids(conn, scopes):
-                        found.extend(vectors.nearest(conn, scope_id, query, limit, allowed))
-                return sorted(found, key=lambda hit: -hit[1])[:limit]
+                    return [
+                        vectors.scope_vectors(conn, scope_id)
+                        for scope_id in self._existing_scope_ids(conn, scopes)
+                    ]
 
             return retrying_read(run, "recall")
 
-        return search
+        return ScopesSearch(read)
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         ranked: dict[int, Record] = getattr(self._ranked, "records", {})

@@ -130,10 +130,14 @@ class RealmVectors:
         limit: int,
         allowed: Collection[int] | None,
     ) -> list[tuple[int, float]]:
+        return nearest(self.scope_vectors(conn, scope_id), query, limit, allowed)
+
+    def scope_vectors(self, conn: psycopg.Connection, scope_id: int) -> ScopeVectors:
+        """The scope's vectors embedded so far (a realm found behind nudges the embedding thread)."""
         mark = read_mark(conn, self.realm, self.model_id)
         if mark.behind:
             self.nudge(at_most_every=NUDGE_GAP_S)
-        return nearest(self._scope(conn, scope_id, mark), query, limit, allowed)
+        return self._scope(conn, scope_id, mark)
 
     def forget_cached(self) -> None:
         """Drop every scope's cached matrix (a purge removed vectors; the generation it moved

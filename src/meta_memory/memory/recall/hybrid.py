@@ -115,8 +115,8 @@ class HybridRecallProvider:
         # The query is embedded on a thread of this pool while the lexical ranking runs (the model
         # releases the GIL; on PostgreSQL the ranking is mostly waiting on the server).
         self._embedding = ThreadPoolExecutor(max_workers=4, thread_name_prefix="meta-query-embed")
-        # A search's scan of a scope's sketch, the one step of it that holds no GIL, runs on a
-        # thread of this pool while the caller ranks lexically (neighbours.begin_nearest).
+        # A search's scan of a scope's sketch (its steps that release the GIL) runs on a thread
+        # of this pool while the caller ranks lexically (neighbours.begin_nearest).
         self._scans = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="meta-scan")
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._queries_lock = threading.Lock()

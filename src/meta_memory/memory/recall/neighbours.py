@@ -434,12 +434,12 @@ def begin_nearest(
 
 
 class ScopesSearch:
-    """A search of some scopes' vectors as they were read (``VectorReads.searcher``): called, the
-    ``limit`` docs nearest a query (cosine, best first) among ``allowed``; :meth:`begin` starts
-    the same search in two steps (:func:`begin_nearest`)."""
+    """A search of some scopes' vectors (``VectorReads.searcher``), as ``read`` gives them when
+    the search begins: called, the ``limit`` docs nearest a query (cosine, best first) among
+    ``allowed``; :meth:`begin` starts the same search in two steps (:func:`begin_nearest`)."""
 
-    def __init__(self, scoped: Sequence[ScopeVectors]) -> None:
-        self._scoped = scoped
+    def __init__(self, read: Callable[[], Sequence[ScopeVectors]]) -> None:
+        self._read = read
 
     def __call__(
         self, query: np.ndarray, limit: int, allowed: Collection[int] | None = None
@@ -455,7 +455,7 @@ class ScopesSearch:
     ) -> Finish:
         """The search begun (each scope's scan on ``offload``'s thread, where it has one), its
         answer the call of what this returns."""
-        begun = [begin_nearest(scope, query, limit, allowed, offload) for scope in self._scoped]
+        begun = [begin_nearest(scope, query, limit, allowed, offload) for scope in self._read()]
         if len(begun) == 1:  # best first already
             return begun[0]
 
@@ -517,7 +517,6 @@ def _rescored(
     docs: np.ndarray, matrix: np.ndarray, coarse: np.ndarray, query: np.ndarray, limit: int
 ) -> list[tuple[int, float]]:
     """The ``limit`` best of the rows ``coarse`` (a first pass's finds) by their float32 cosine."""
-
     return _ordered(docs, *_rescored_rows(matrix, coarse, query, limit))
 
 

@@ -840,7 +840,7 @@ class SqliteRealmStore:
         with self._lock:
             vectors = self._vectors
             if vectors is None:
-                return ScopesSearch([])
+                return ScopesSearch(list)
             upto: int | None = vectors.embedded_upto  # one read of the mark serves both below
             if vectors.behind(self._db, upto):
                 if self._index_worker is None:
@@ -851,9 +851,8 @@ class SqliteRealmStore:
                     # another model) has none, so its reads do, while they rank lexically.
                     self._vectors_nudged_at = now
                     self._index_worker.nudge(self.path)
-            return ScopesSearch(
-                [vectors.scope(scope_id, upto) for scope_id in self._existing_scope_ids(scopes)]
-            )
+            scoped = [vectors.scope(scope_id, upto) for scope_id in self._existing_scope_ids(scopes)]
+        return ScopesSearch(lambda: scoped)
 
     def vector_progress(self, nudge_with: Embedder | None = None) -> tuple[int, int] | None:
         """``(newest doc, embedded up to)`` of the realm's vectors (``VectorReads``), ``None``
