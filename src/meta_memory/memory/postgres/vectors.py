@@ -33,7 +33,6 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Collection
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -46,15 +45,12 @@ from ..recall.neighbours import (
     ScopeVectors,
     exact_search,
     extended,
-    nearest,
     record_text,
     vector_bytes,
 )
 from .connect import lock_key
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from ..embedding import Embedder
 
 __all__ = ["CHUNK", "EmbeddingWorker", "RealmVectors", "VectorMark", "read_mark"]
@@ -121,16 +117,6 @@ class RealmVectors:
         self._lock = threading.Lock()
         self._cache: dict[int, ScopeVectors] = {}
         self._nudged_at = -NUDGE_GAP_S
-
-    def nearest(
-        self,
-        conn: psycopg.Connection,
-        scope_id: int,
-        query: np.ndarray,
-        limit: int,
-        allowed: Collection[int] | None,
-    ) -> list[tuple[int, float]]:
-        return nearest(self.scope_vectors(conn, scope_id), query, limit, allowed)
 
     def scope_vectors(self, conn: psycopg.Connection, scope_id: int) -> ScopeVectors:
         """The scope's vectors embedded so far (a realm found behind nudges the embedding thread)."""

@@ -33,15 +33,12 @@ from ..recall.neighbours import (
     ScopeVectors,
     exact_search,
     extended,
-    nearest,
     record_text,
     vector_bytes,
 )
 from .checkpoint import WAL_KEEP_BYTES, truncate_wal
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from ..embedding import Embedder
 
 __all__ = ["INLINE_EMBED_MAX", "VectorFile", "VectorSpec"]
@@ -254,12 +251,6 @@ class VectorFile:
             if out.ann is not None:  # once: later copies carry the same graph
                 out.ann.start(out.docs, out.matrix, exact_search(out))
             return out
-
-    def nearest(
-        self, scope_id: int, query: np.ndarray, limit: int, allowed: Collection[int] | None = None
-    ) -> list[tuple[int, float]]:
-        """The ``limit`` docs of the scope nearest ``query`` by cosine (best first), among ``allowed``."""
-        return nearest(self.scope(scope_id), query, limit, allowed)
 
     def purge_docs(self, docs: Collection[tuple[int, int]], newest_doc: int) -> int:
         """Delete the vectors of purged records ((doc, scope_id) each), bring ``embedded_upto``
