@@ -1121,12 +1121,15 @@ def records_in_main_file(realm_file: Path, tmp_path: Path) -> int:
 
 
 def test_the_checkpoint_thread_moves_writes_into_the_main_file_without_a_close(
-    tmp_path: Path, clock: ManualClock, eventually: Callable[..., bool]
+    tmp_path: Path, clock: ManualClock, eventually: Callable[..., bool], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The writer never checkpoints inline (``wal_autocheckpoint = 0``): a WAL past SQLite's
     automatic 1,000 pages in fewer than ``NUDGE_EVERY`` transactions leaves the main file
     without any record. Once more than ``NUDGE_EVERY`` transactions have committed, the
-    background thread's PASSIVE checkpoint copies them into the main file while the store is open."""
+    background thread's PASSIVE checkpoint copies them into the main file while the store is open.
+    The quiet-time truncation (a wall-clock ``QUIET_S`` without a write) is put off: on a loaded
+    machine a pause between two of the writes below ran it and moved them early."""
+    monkeypatch.setattr(checkpoint, "QUIET_S", 3600.0)
     path = tmp_path / "r.sqlite3"
     wal = path.with_name(path.name + "-wal")
     store = SqliteRealmStore(path, REALM, clock=clock)
