@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from meta_memory.errors import StorageRefused
+from meta_memory.memory.sqlite import checkpoint
 from meta_memory.memory.sqlite.doctor import SqliteDoctor
 from meta_memory.runtime import MetaRuntime
 from meta_memory.sdk import MetaHandle
@@ -62,8 +63,10 @@ def records_in_main_file(realm_file: Path, tmp_path: Path) -> int:
 
 
 @pytest.fixture
-def live(tmp_path: Path) -> Any:
-    """A live runtime with 12 records in realm ``default``, all still in the realm file's WAL."""
+def live(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A live runtime with 12 records in realm ``default``, all still in the realm file's WAL (the
+    quiet-time truncation, after a wall-clock ``QUIET_S`` without a write, put off for the test)."""
+    monkeypatch.setattr(checkpoint, "QUIET_S", 3600.0)
     state = tmp_path / "state"
     with MetaRuntime.open(state) as runtime:
         handle = MetaHandle(runtime)
