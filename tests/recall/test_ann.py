@@ -205,20 +205,16 @@ def test_a_graph_that_reaches_too_few_rows_is_built_again_denser() -> None:
 
 def test_a_graph_answer_below_the_similarity_floor_is_checked_exactly() -> None:
     """A record the graph misses, and no orphan list naming it: the graph's best answer for a query
-    near it is far below MIN_SIMILARITY, so the exact product decides."""
-    rng = np.random.default_rng(7)
-    base = rng.normal(size=DIM)
-    same = base + rng.normal(scale=0.05, size=(1_500, DIM))
-    far = rng.normal(size=(1, DIM))
-    matrix = np.vstack([same, far])
-    matrix = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
+    near it is far below MIN_SIMILARITY, so the exact product decides. (The scope is clustered
+    records and one unlike them all; a graph of near-duplicates would be refused for the rows it
+    cannot reach, and the test would not reach its subject.)"""
+    same, _ = clustered(1_500)
+    far = np.random.default_rng(7).normal(size=(1, DIM))
+    matrix = np.vstack([same, (far / np.linalg.norm(far)).astype(np.float32)])
     docs = np.arange(1, 1_502, dtype=np.int64)
-    ann = graph_index(matrix[::25])
-    build_here(ann, docs, matrix)  # on this thread: the refusal for unreachable rows is not the subject
-    if ann._graph is None:  # refused (too many rows it cannot reach): exact search, trivially right
-        pytest.skip("the graph was refused for unreachable rows")
-    scope = _without(ScopeVectors(docs, matrix, (0,), ann), 1_500, orphans=[])
-    graph_says = ann.nearest(docs, matrix, matrix[1_500], 10)
+    scope = _without(built(docs, matrix), 1_500, orphans=[])
+    assert scope.ann is not None
+    graph_says = scope.ann.nearest(docs, matrix, matrix[1_500], 10)
     assert graph_says is not None and graph_says[0][1] < MIN_SIMILARITY  # the graph alone misses it
     assert nearest(scope, matrix[1_500], 10)[0][0] == 1_501
 
