@@ -43,7 +43,10 @@ def reference_rrf(
 ) -> list[int]:
     rows = []
     for doc in sorted({d for r in rankings for d in r}):
-        terms = [w / (k + list(r).index(doc) + 1) for r, w in zip(rankings, weights, strict=True) if doc in r]
+        # w / (k + r), r the 1-based rank: (k + index) + 1 rounds differently for a k of about 1e-16.
+        terms = [
+            w / (k + (list(r).index(doc) + 1)) for r, w in zip(rankings, weights, strict=True) if doc in r
+        ]
         best = min(list(r).index(doc) + 1 for r in rankings if doc in r)
         rows.append((math.fsum(terms), best, doc))
     rows.sort(key=functools.cmp_to_key(_compare))
