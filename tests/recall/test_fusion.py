@@ -389,19 +389,24 @@ def recall_rankings(draw: st.DrawFn) -> tuple[list[tuple[int, float]], list[tupl
     st.integers(1, 12),
     st.sampled_from([0.5, 0.7, 0.9]),
     st.lists(st.sampled_from([None, 0.0, 0.0, 1e-9, 0.5]), min_size=60, max_size=60),
+    st.one_of(st.none(), st.randoms(use_true_random=False)),
 )
 def test_only_the_contenders_lexical_scores_change_the_first_places(
     rankings: tuple[list[tuple[int, float]], list[tuple[int, float]], int],
     places: int,
     weight: float,
     slack: list[float | None],
+    shuffle: random.Random | None,
 ) -> None:
     """The oracle is the fusion with every neighbour's lexical score (lexical_candidates over all of
     them): fused with the contenders' scores only, the first ``places`` places hold docs with the
     same fused scores (a tie may seat another doc of the same score). With ceilings (what the
     ranking knows of a doc's score: at least the score, 0 only for a doc without one; some docs
-    without), the same holds with fewer contenders."""
+    without), the same holds with fewer contenders. Neighbours out of order (``shuffle``) are
+    read whole, never cut short as a best-first list may be."""
     lexical, semantic, head_depth = rankings
+    if shuffle is not None:
+        shuffle.shuffle(semantic)
     params = HybridParams(lexical_weight=weight, semantic_floor=None, protect=min(5, places - 1))
     head = lexical[:head_depth]
     every = dict(lexical)  # what Ranking.scores_of gives: a score for each doc holding a query word
@@ -441,6 +446,24 @@ def test_hybrid_scored_fuses_two_rankings_as_the_reference_convex(
         assert score == reference_convex_score([lexical, semantic], weights, fl, doc)
 
 
+@settings(max_examples=300, deadline=None)
+@given(scored_rankings(), limits, st.randoms(use_true_random=False))
+def test_hybrid_scored_fuses_an_unsorted_embedding_ranking_whole(
+    swf: tuple[list[list[tuple[int, float]]], list[float], list[float | None]],
+    limit: int,
+    rnd: random.Random,
+) -> None:
+    """hybrid_scored leaves out the docs only the embedding ranks past the first it can place, which
+    holds only of a best-first list: a list out of order is fused whole, as the reference fuses it."""
+    scored, _, floors = swf
+    lexical, semantic = scored[0], list(scored[-1]) if len(scored) > 1 else []
+    rnd.shuffle(semantic)
+    params = HybridParams(lexical_weight=0.7, lexical_floor=floors[0], semantic_floor=floors[-1], depth=100)
+    got = hybrid_scored(lexical, semantic, limit=limit, params=params)
+    weights, fl = [0.7, 1.0 - 0.7], [floors[0], floors[-1]]
+    assert [doc for doc, _ in got] == reference_convex([lexical, semantic], weights, fl, limit)
+
+
 def test_contenders_leave_out_a_neighbour_whose_cosine_cannot_lift_it() -> None:
     """Head scores 10, 9, 2, 1.5, 1 (protect 2, 4 places, lexical weight 0.7). Neighbours 20, 21, 22
     (cosines 0.9, 0.5, 0.3) normalise to 1, 1/3, 0: at least 0.3, 0.1, 0 fused. The 4th place needs
@@ -452,6 +475,8 @@ def test_contenders_leave_out_a_neighbour_whose_cosine_cannot_lift_it() -> None:
     params = HybridParams(lexical_weight=0.7, semantic_floor=None, protect=2)
     assert contenders(head, semantic, places=4, params=params) == [20, 21]
     assert contenders(head, semantic, places=9, params=params) == [20, 21, 22]
+    # Out of order, the list is read whole: 22 first (its bound 0.07 short of 0.14) ends nothing.
+    assert contenders(head, semantic[::-1], places=4, params=params) == [21, 20]
     # A ceiling lowers a doc's bound: 21 with a lexical score of at most 0.5 reaches 0.7 x 0.05 +
     # 0.1 = 0.135 < 0.14 at most; at most 0.6, 0.142. A ceiling of 0: 20 holds no query word.
     assert contenders(head, semantic, places=4, params=params, ceilings={21: 0.5}) == [20]

@@ -286,15 +286,20 @@ def contenders(
     lex, sem = head[: params.depth], semantic[: params.depth]
     w_lex, w_sem = params.lexical_weight, 1.0 - params.lexical_weight
     lexical = _weighted([s for _, s in lex], params.lexical_floor, w_lex)
-    cosines = [s for _, s in sem]
-    parts = _weighted(cosines, params.semantic_floor, w_sem).many(cosines)
-    cosine = dict(zip([d for d, _ in sem], parts, strict=True))
+    cosine = _weighted([s for _, s in sem], params.semantic_floor, w_sem)
+    near = dict(sem)
     known = [
-        part + cosine.get(doc, 0.0)
+        part + (cosine.one(near[doc]) if doc in near else 0.0)
         for (doc, _), part in zip(lex[protected:], lexical.many([s for _, s in lex[protected:]]), strict=True)
     ]
-    known += [cosine[doc] for doc, _ in below]
     wanted = places - protected
+    # Below the head, best first (as ``semantic`` is), the cosine parts never rise: the first
+    # ``wanted`` hold the best ``wanted`` of them, and once a doc's bound misses the threshold so do
+    # the bounds of every doc after it. (An unsorted list is read whole.)
+    cosines = [s for _, s in below]
+    parts = cosine.many(cosines)
+    ordered = cosines == sorted(cosines, reverse=True)
+    known += parts[: max(wanted, 0)] if ordered else parts
     # A margin for rounding: a doc too many is scored, never one too few.
     threshold = sorted(known, reverse=True)[wanted - 1] - 1e-9 if 0 < wanted <= len(known) else -math.inf
     # The most the lexical part of the fused score of a doc below the head can be: the head's least
@@ -302,14 +307,16 @@ def contenders(
     most = lexical.one(min(s for _, s in head))
     lo, span, w = lexical.lo, lexical.span, lexical.w
     needed = []
-    for doc, _ in below:
+    for (doc, _), part in zip(below, parts, strict=True):
+        if most + part < threshold and ordered:
+            break
         top = most
         if ceilings and (ceiling := ceilings.get(doc)) is not None:
             if not ceiling > 0.0:
                 continue
             v = 1.0 if span == 0.0 else (ceiling - lo) / span  # _normalised, inline
             top = min(most, w * (1.0 if v > 1.0 else 0.0 if v < 0.0 else v))
-        if top > 0.0 and top + cosine[doc] >= threshold:
+        if top > 0.0 and top + part >= threshold:
             needed.append(doc)
     return needed
 
@@ -372,12 +379,27 @@ def hybrid_scored(
             zip(ids[0], _weighted(lex_scores, params.lexical_floor, weights[0]).many(lex_scores), strict=True)
         )
         best = {doc: position for position, doc in enumerate(ids[0], start=1)}
-        sem_parts = _weighted(sem_scores, params.semantic_floor, weights[1]).many(sem_scores)
-        for position, (doc, part) in enumerate(zip(ids[1], sem_parts, strict=True), start=1):
+        cosine = _weighted(sem_scores, params.semantic_floor, weights[1])
+        # A doc only the embedding ranks scores its cosine part alone, which never rises down a
+        # best-first list, and its best rank is its place there: past the first ``wanted`` such
+        # docs none can reach the places (an unsorted list is fused whole).
+        alone = wanted if sem_scores == sorted(sem_scores, reverse=True) else len(sem)
+        fused = []
+        for position, (doc, s) in enumerate(sem, start=1):
+            if doc in scores:
+                fused.append((position, doc, s))
+            elif alone:
+                alone -= 1
+                fused.append((position, doc, s))
+        for (position, doc, _), part in zip(fused, cosine.many([s for _, _, s in fused]), strict=True):
             had = scores.get(doc)
-            scores[doc] = part if had is None else had + part
-            if position < best.get(doc, position + 1):
+            if had is None:
+                scores[doc] = part
                 best[doc] = position
+            else:
+                scores[doc] = had + part
+                if position < best[doc]:
+                    best[doc] = position
         rows = sorted([(-score, best[doc], doc) for doc, score in scores.items()])
         merged = [doc for _, _, doc in rows[:wanted]]
     if head:
