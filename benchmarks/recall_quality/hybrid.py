@@ -155,15 +155,17 @@ def fused(params: HybridParams) -> System:
 
 def as_recall(j: Judged, k: int) -> list[int]:
     """``DEFAULT_HYBRID`` as the recall provider runs it (recall/hybrid.py): the lexical ranking
-    to ``k + protect`` only, the neighbours at least MIN_SIMILARITY near, ``depth`` of them, and
+    to ``k`` only (at least one past the protected head), the neighbours at least MIN_SIMILARITY
+    near, ``depth`` of them, and
     the lexical score of each neighbour below the lexical head that can reach the first ``k``
     places (fusion.contenders), every one of them fused (the lexical side as deep as the
     neighbours)."""
     semantic, params = near_enough(j.semantic, MIN_SIMILARITY)
     if not semantic:
         return [doc for doc, _ in j.lexical[:k]]
-    head = j.lexical[: k + params.protect]
-    needed = contenders(head, semantic, places=k, params=params)
+    places = max(k, params.protect + 1)
+    head = j.lexical[:places]
+    needed = contenders(head, semantic, places=places, params=params)
     lexical = lexical_candidates(head, semantic, {doc: j.scored[doc] for doc in needed if doc in j.scored})
     return hybrid(
         lexical, semantic, limit=k, params=dataclasses.replace(params, depth=max(params.depth, len(lexical)))

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sqlite3
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,10 @@ from meta_memory.client import MetaClient
 from meta_memory.config import load_config_dict
 from meta_memory.errors import ConfigError
 from meta_memory.memory.embedding import DEFAULT_MODEL
+from meta_memory.memory.recall import rank
+from meta_memory.memory.recall.analyzer import query_terms as analyze_query
+from meta_memory.memory.recall.fusion import DEFAULT_HYBRID, hybrid_scored, near_enough
+from meta_memory.memory.recall.provider import RecallQuery
 from meta_memory.storage.layout import StateLayout
 
 from ..conftest import BACKENDS, Backend, gateway_command, make_backend
@@ -127,10 +133,10 @@ def test_tags_filter_and_forgotten_records_stay_out(
 def test_records_dropped_from_the_first_places_are_replaced_from_deeper_in_the_fusion(
     tmp_path: Path, backend: Backend, eventually: Callable[..., bool]
 ) -> None:
-    """The fusion is cut at its first max_entries + 4 places (those wanted fetched first) and reads
-    the neighbours' lexical scores for those places only; when superseded records (whose vectors
-    stay until the sweep) take them, it is fused again as deep as it reads, and recall still
-    answers max_entries live records, each once."""
+    """The fusion is cut at its first max_entries places (at least one past the protected head)
+    and reads the neighbours' lexical scores for those places only; when superseded records (whose
+    vectors stay until the sweep) take them, it is fused again as deep as it reads, over a deeper
+    lexical head, and recall still answers max_entries live records, each once."""
     with _handle(tmp_path / "state", backend, recall="hybrid") as meta:
         ids = _fill(meta)
         meals = [  # near the question by meaning, holding none of its words
@@ -149,6 +155,57 @@ def test_records_dropped_from_the_first_places_are_replaced_from_deeper_in_the_f
         titles = [r.title for r in found]
         assert len(titles) == 2 and len(set(titles)) == 2, (first, titles)
         assert all(r.body != "The grocery list is on the fridge." for r in found)
+
+
+def test_the_first_places_are_the_fusion_over_the_whole_lexical_ranking(
+    tmp_path: Path, backend: Backend
+) -> None:
+    """The oracle: the lexical ranking as deep as the realm (rank, every matching record) fused
+    with the neighbours (fusion.hybrid_scored over both whole): recall's first places hold records
+    of the same fused scores, each scored as the oracle scores it, however shallow the lexical head
+    it reads and however few of the neighbours' lexical scores it asks for. Records share words
+    (a few dozen match each query), so the lexical ranking runs far past its head."""
+    rng = random.Random(11)
+    words = ["garden", "tomato", "water", "kitchen", "basil", "pepper", "sunlight", "window", "soil"]
+    words += ["harvest", "recipe", "sauce", "morning", "evening", "compost", "seed", "market", "salad"]
+    with _handle(tmp_path / "state", backend, recall="hybrid") as meta:
+        for i in range(240):
+            body = " ".join(rng.choice(words) for _ in range(rng.randint(3, 12)))
+            meta.remember_agent_memory("lead", title=f"Note {i}", body=body)
+        memory = meta.runtime.agent_memory
+        provider, store = memory.provider, memory.store("default")
+        scopes = memory.scopes_of(store, "lead")
+        assert provider.vectors_behind(store, 60.0) is False  # every record embedded
+        checked = 0
+        for _ in range(30):
+            text = " ".join(rng.sample(words, rng.randint(1, 3))) + " " + rng.choice(["today", "please", ""])
+            max_entries = rng.choice([1, 3, 5, 8, 10])
+            got = provider.recall_scored(
+                store,
+                RecallQuery(
+                    scopes=scopes,
+                    selection="contextual",
+                    query_text=text,
+                    query_terms=(),
+                    max_entries=max_entries,
+                ),
+            )
+            terms = analyze_query(text, [])
+            with store.reading_index(scopes) as index:
+                lexical = rank(index, terms, 10_000)
+            near = store.searcher(scopes, provider.embedder)(
+                provider._query_vector(text), DEFAULT_HYBRID.depth
+            )
+            semantic, params = near_enough(near, provider.min_similarity)
+            deep = replace(params, depth=max(params.depth, len(lexical)))
+            oracle = hybrid_scored(lexical, semantic, limit=len(lexical) + len(semantic), params=deep)
+            by_doc = dict(oracle)
+            docs = {r.id: doc for doc, r in store.records_by_doc([d for d, _ in oracle]).items()}
+            assert [score for _, score in got] == [round(score, 6) for _, score in oracle[: len(got)]], text
+            assert all(score == round(by_doc[docs[r.id]], 6) for r, score in got), text
+            assert len(got) == min(max_entries, len(oracle))
+            checked += len(lexical) > 13
+        assert checked >= 10  # most queries ranked lexically past any head recall reads
 
 
 def test_another_identitys_records_are_never_neighbours(

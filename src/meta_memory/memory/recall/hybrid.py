@@ -1,7 +1,7 @@
 """Hybrid recall: the lexical ranking fused with nearest neighbours by embedding.
 
 :class:`HybridRecallProvider` plugs into the provider seam. For contextual recall it ranks the
-scope lexically (the head the fusion keeps, and as many again) and by cosine similarity to the
+scope lexically (as deep as the places it fetches first) and by cosine similarity to the
 query's embedding (as deep as the fusion reads), scores lexically the neighbours below the lexical
 head that can reach the places of the records it fetches first (fusion.contenders), fuses the two
 rankings (:mod:`.fusion`), and returns the best active records carrying the query's tags; when
@@ -55,7 +55,6 @@ log = logging.getLogger("meta_memory.recall")
 QUERY_CACHE_SIZE = 1024  # query embeddings kept by text (an agent asks the same things again)
 INLINE_BELOW_S = 0.0005  # a query embedding faster than this runs on the caller's thread
 WAIT_STEP_S = 0.01  # how often a recall waiting for vectors looks at their progress
-FETCH_SLACK = 4  # places the fusion orders past those wanted, for the stale records a fetch drops
 
 
 class NeighbourSearch(Protocol):
@@ -219,11 +218,15 @@ class HybridRecallProvider:
         allowed = store.tagged_docs(query.scopes, query.tags) if query.tags else None
         if allowed is not None and not allowed:
             return []
-        # The lexical ranking's head (what the fusion keeps in place, and as many again to fuse),
-        # the embedding's neighbours as deep as the fusion reads, and the lexical score of each
-        # neighbour below the head: as the fusion over the lexical ranking as deep, at the cost of
-        # the head (fusion.lexical_candidates).
-        head_depth = query.max_entries + DEFAULT_HYBRID.protect
+        # The lexical ranking's head as deep as the places wanted (and one past those the fusion
+        # keeps in place), the embedding's neighbours as deep as the fusion reads, and the lexical
+        # score of each neighbour below the head that can reach those places: the fusion's first
+        # places are then those of the fusion over the whole lexical ranking. A record lexically
+        # below the head and not a neighbour scores its lexical part alone, no more than any of
+        # the head's records past the protected places, and those fill the places first
+        # (tests/recall/test_hybrid_recall.py holds recall to that oracle). Records a fetch drops
+        # (stale vectors) are replaced from a deeper fusion (:meth:`_deeper`).
+        places = max(query.max_entries, DEFAULT_HYBRID.protect + 1)
         depth = DEFAULT_HYBRID.depth
         terms = analyze_query(query.query_text, list(query.query_terms))
         # The query's embedding and its neighbours: on a thread of the pool while this one ranks
@@ -253,9 +256,8 @@ class HybridRecallProvider:
         semantic: list[tuple[int, float]] | None = None
         params = DEFAULT_HYBRID
         # The lexical scores of the neighbours below the head, read for those that can reach the
-        # fusion's first places (fusion.contenders: those wanted and FETCH_SLACK more), for the
-        # rest only when stale records leave those places short.
-        places = max(query.max_entries + FETCH_SLACK, params.protect + 1)
+        # fusion's first places (fusion.contenders), for the rest only when stale records leave
+        # those places short.
         scored: dict[int, float] = {}
         ceilings: Mapping[int, float] = {}  # the most a neighbour's lexical score can be
         asked: Collection[int] = ()  # the neighbours whose lexical scores were read
@@ -264,7 +266,7 @@ class HybridRecallProvider:
                 with store.reading_index(query.scopes) as index:
                     ranked = index if allowed is None else only_docs(index, allowed)
                     ranking = Ranking(ranked, terms)
-                    head = ranking.top(head_depth)
+                    head = ranking.top(places)
                     if searched is not None and searched.done():  # searched here: one read serves all
                         semantic, params = self._semantic(searched, query)
                         ceilings = self._ceilings(ranking, semantic)
@@ -287,7 +289,9 @@ class HybridRecallProvider:
                     ranked = index if allowed is None else only_docs(index, allowed)
                     self._scores(ranking, ranked, asked, scored)
         fused = self._fused(head, semantic, scored, params, places) if semantic else relative(head)
-        deeper = bool(semantic)  # the fusion was cut at ``places``
+        # Past the first places there is more: neighbours below them, or the rest of a lexical
+        # ranking that filled its head.
+        deeper = bool(semantic) or (ranking is not None and len(head) >= places)
         wanted = set(query.tags)
         out: list[Scored] = []
         # What is wanted is fetched first, then the rest of the fusion's places and on, only if
@@ -299,20 +303,8 @@ class HybridRecallProvider:
             if start >= len(fused):
                 if not deeper:
                     break
-                # Past the first places: the fusion as deep as it reads, with the lexical scores of
-                # the neighbours not read yet (its first places are those already fetched).
                 deeper = False
-                read = set(asked)
-                rest = [
-                    doc
-                    for doc in contenders(head, semantic, places=depth, params=params, ceilings=ceilings)
-                    if doc not in read
-                ]
-                if ranking is not None and rest:
-                    with store.reading_index(query.scopes) as index:
-                        ranked = index if allowed is None else only_docs(index, allowed)
-                        self._scores(ranking, ranked, rest, scored)
-                fused = self._fused(head, semantic, scored, params, depth)
+                fused = self._deeper(store, query, terms, allowed, semantic, params, scored, set(asked))
                 continue
             # The deeper fusion's first places are those fetched already (ties aside): skipped. A
             # batch never runs past the fusion's end, where the deeper one takes over.
@@ -328,6 +320,34 @@ class HybridRecallProvider:
                         break
             start = stop
         return out
+
+    def _deeper(
+        self,
+        store: RealmStore,
+        query: RecallQuery,
+        terms: Sequence[str],
+        allowed: Collection[int] | None,
+        semantic: Sequence[tuple[int, float]],
+        params: HybridParams,
+        scored: dict[int, float],
+        asked: Collection[int],
+    ) -> list[tuple[int, float]]:
+        """The fusion as deep as it reads, for a recall whose first places held records a fetch
+        dropped: the lexical ranking read again with a head of ``max_entries + protect``, and the
+        lexical score of each neighbour below it not in ``asked`` that can reach a place added to
+        ``scored``. Its first places are those fetched already (ties aside)."""
+        depth = DEFAULT_HYBRID.depth
+        head: Sequence[tuple[int, float]] = ()
+        if terms:
+            with store.reading_index(query.scopes) as index:
+                ranked = index if allowed is None else only_docs(index, allowed)
+                ranking = Ranking(ranked, terms)
+                head = ranking.top(query.max_entries + params.protect)
+                if semantic:
+                    ceilings = self._ceilings(ranking, semantic)
+                    rest = contenders(head, semantic, places=depth, params=params, ceilings=ceilings)
+                    self._scores(ranking, ranked, [doc for doc in rest if doc not in asked], scored)
+        return self._fused(head, semantic, scored, params, depth) if semantic else relative(head)
 
     @staticmethod
     def _fused(
