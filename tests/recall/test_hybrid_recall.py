@@ -208,6 +208,21 @@ def test_the_first_places_are_the_fusion_over_the_whole_lexical_ranking(
         assert checked >= 10  # most queries ranked lexically past any head recall reads
 
 
+def test_a_write_after_a_read_is_seen_behind_the_vectors_at_once(tmp_path: Path) -> None:
+    """A record written after a read that found the vectors complete makes them behind on the
+    next read, before anything embeds it (a library runtime embeds on reads that ask, and this
+    one does not ask)."""
+    with _handle(tmp_path / "state", recall="hybrid") as meta:
+        _fill(meta)
+        memory = meta.runtime.agent_memory
+        provider, store = memory.provider, memory.store("default")
+        assert provider.vectors_behind(store, 60.0) is False
+        assert provider.vectors_behind(store) is False  # read again: the same
+        meta.remember_agent_memory("lead", title="Later", body="Written after the vectors were complete.")
+        assert provider.vectors_behind(store) is True
+        assert provider.vectors_behind(store, 60.0) is False
+
+
 def test_another_identitys_records_are_never_neighbours(
     tmp_path: Path, backend: Backend, eventually: Callable[..., bool]
 ) -> None:
