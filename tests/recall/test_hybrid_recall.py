@@ -24,11 +24,12 @@ from meta_memory import Meta
 from meta_memory.client import MetaClient
 from meta_memory.config import load_config_dict
 from meta_memory.errors import ConfigError
-from meta_memory.memory.embedding import DEFAULT_MODEL
+from meta_memory.memory.embedding import DEFAULT_MODEL, load_embedder
 from meta_memory.memory.recall import rank
 from meta_memory.memory.recall.analyzer import query_terms as analyze_query
 from meta_memory.memory.recall.fusion import DEFAULT_HYBRID, hybrid_scored, near_enough
-from meta_memory.memory.recall.provider import RecallQuery
+from meta_memory.memory.recall.hybrid import HybridRecallProvider
+from meta_memory.memory.recall.provider import LexicalRecallProvider, RecallQuery
 from meta_memory.storage.layout import StateLayout
 
 from ..conftest import BACKENDS, Backend, gateway_command, make_backend
@@ -164,32 +165,36 @@ def test_the_first_places_are_the_fusion_over_the_whole_lexical_ranking(
     with the neighbours (fusion.hybrid_scored over both whole): recall's first places hold records
     of the same fused scores, each scored as the oracle scores it, however shallow the lexical head
     it reads and however few of the neighbours' lexical scores it asks for. Records share words
-    (a few dozen match each query), so the lexical ranking runs far past its head."""
+    (a few dozen match each query), so the lexical ranking runs far past its head; a third of them
+    have expired by the time half the queries are asked (not swept yet: they drop out at the
+    fetch), and recall answers the oracle's first live records."""
     rng = random.Random(11)
+    day = 86_400_000
+    now = int(time.time() * 1000)
     words = ["garden", "tomato", "water", "kitchen", "basil", "pepper", "sunlight", "window", "soil"]
     words += ["harvest", "recipe", "sauce", "morning", "evening", "compost", "seed", "market", "salad"]
     with _handle(tmp_path / "state", backend, recall="hybrid") as meta:
         for i in range(240):
             body = " ".join(rng.choice(words) for _ in range(rng.randint(3, 12)))
-            meta.remember_agent_memory("lead", title=f"Note {i}", body=body)
+            expires = now + day if i % 3 == 0 else None
+            meta.remember_agent_memory("lead", title=f"Note {i}", body=body, expires_at_ms=expires)
         memory = meta.runtime.agent_memory
         provider, store = memory.provider, memory.store("default")
         scopes = memory.scopes_of(store, "lead")
         assert provider.vectors_behind(store, 60.0) is False  # every record embedded
         checked = 0
-        for _ in range(30):
+        for q in range(30):
             text = " ".join(rng.sample(words, rng.randint(1, 3))) + " " + rng.choice(["today", "please", ""])
             max_entries = rng.choice([1, 3, 5, 8, 10])
-            got = provider.recall_scored(
-                store,
-                RecallQuery(
-                    scopes=scopes,
-                    selection="contextual",
-                    query_text=text,
-                    query_terms=(),
-                    max_entries=max_entries,
-                ),
+            query = RecallQuery(
+                scopes=scopes,
+                selection="contextual",
+                query_text=text,
+                query_terms=(),
+                max_entries=max_entries,
+                now_ms=now + 2 * day if q % 2 else None,
             )
+            got = provider.recall_scored(store, query)
             terms = analyze_query(text, [])
             with store.reading_index(scopes) as index:
                 lexical = rank(index, terms, 10_000)
@@ -198,9 +203,11 @@ def test_the_first_places_are_the_fusion_over_the_whole_lexical_ranking(
             )
             semantic, params = near_enough(near, provider.min_similarity)
             deep = replace(params, depth=max(params.depth, len(lexical)))
-            oracle = hybrid_scored(lexical, semantic, limit=len(lexical) + len(semantic), params=deep)
+            fused = hybrid_scored(lexical, semantic, limit=len(lexical) + len(semantic), params=deep)
+            records = store.records_by_doc([d for d, _ in fused])
+            oracle = [(doc, score) for doc, score in fused if query.live(records[doc])]
             by_doc = dict(oracle)
-            docs = {r.id: doc for doc, r in store.records_by_doc([d for d, _ in oracle]).items()}
+            docs = {r.id: doc for doc, r in records.items()}
             assert [score for _, score in got] == [round(score, 6) for _, score in oracle[: len(got)]], text
             assert all(score == round(by_doc[docs[r.id]], 6) for r, score in got), text
             assert len(got) == min(max_entries, len(oracle))
@@ -221,6 +228,49 @@ def test_a_write_after_a_read_is_seen_behind_the_vectors_at_once(tmp_path: Path)
         meta.remember_agent_memory("lead", title="Later", body="Written after the vectors were complete.")
         assert provider.vectors_behind(store) is True
         assert provider.vectors_behind(store, 60.0) is False
+
+
+def test_records_dropped_from_a_lexical_head_without_neighbours_are_replaced_from_deeper(
+    tmp_path: Path, backend: Backend
+) -> None:
+    """Without neighbours (a realm with no vectors) the lexical provider ranks as deep as the places
+    wanted and the hybrid one one past the protected head; when the records there drop out at the
+    fetch (40 strongest matches expired by the query's time, not swept yet), each ranks deeper,
+    again and again, and answers the best live records, as the whole lexical ranking does."""
+    with _handle(tmp_path / "state", backend) as meta:  # lexical: no vectors
+        day = 86_400_000
+        now = int(time.time() * 1000)
+        for i in range(40):
+            meta.remember_agent_memory(
+                "lead", title=f"Harbor {i}", body="harbor harbor harbor ferry", expires_at_ms=now + day
+            )
+        for i in range(6):
+            meta.remember_agent_memory("lead", title=f"Note {i}", body=f"The harbor opens at {i} o'clock.")
+        memory = meta.runtime.agent_memory
+        store = memory.store("default")
+        query = RecallQuery(
+            scopes=memory.scopes_of(store, "lead"),
+            selection="contextual",
+            query_text="harbor",
+            query_terms=(),
+            max_entries=3,
+            now_ms=now + 2 * day,
+        )
+        with store.reading_index(query.scopes) as index:
+            ranked = rank(index, analyze_query("harbor", []), 100)
+        by_doc = store.records_by_doc([doc for doc, _ in ranked])
+        best = ranked[0][1]
+        oracle = [
+            (by_doc[doc].id, round(score / best, 6)) for doc, score in ranked if query.live(by_doc[doc])
+        ]
+        assert len(ranked) == 46 and len(oracle) == 6
+        hybrid = HybridRecallProvider(load_embedder(DEFAULT_MODEL))
+        try:
+            for provider in (LexicalRecallProvider(), hybrid):
+                got = provider.recall_scored(store, query)
+                assert [(r.id, score) for r, score in got] == oracle[:3], provider
+        finally:
+            hybrid.close()
 
 
 def test_another_identitys_records_are_never_neighbours(

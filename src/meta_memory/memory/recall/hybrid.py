@@ -5,7 +5,8 @@ scope lexically (as deep as the places it fetches first) and by cosine similarit
 query's embedding (as deep as the fusion reads), scores lexically the neighbours below the lexical
 head that can reach the places of the records it fetches first (fusion.contenders), fuses the two
 rankings (:mod:`.fusion`), and returns the best active records carrying the query's tags; when
-stale records leave those places short, it scores the rest and reads the fusion deeper. A record
+stale records leave those places short, it ranks lexically deeper, scores the rest and reads the
+fusion deeper. A record
 not embedded yet is still found lexically, so read-your-writes holds; a neighbour less similar
 than ``min_similarity`` is not a candidate, so a query about nothing the scope holds recalls
 nothing by embedding alone. ``always`` recall is the lexical provider's (newest first).
@@ -292,19 +293,23 @@ class HybridRecallProvider:
         # Past the first places there is more: neighbours below them, or the rest of a lexical
         # ranking that filled its head.
         deeper = bool(semantic) or (ranking is not None and len(head) >= places)
+        head_depth = places
+        read = set(asked)  # the neighbours whose lexical scores were read, as it grows
         wanted = set(query.tags)
         out: list[Scored] = []
         # What is wanted is fetched first, then the rest of the fusion's places and on, only if
         # records dropped out: a stale vector (forgotten, superseded or retagged since it was
-        # embedded) costs a fetch, never an answer.
+        # embedded) or a record expired and not swept yet costs a fetch, never an answer.
         start = 0
         seen: set[int] = set()
         while len(out) < query.max_entries:
             if start >= len(fused):
                 if not deeper:
                     break
-                deeper = False
-                fused = self._deeper(store, query, terms, allowed, semantic, params, scored, set(asked))
+                head_depth = max(4 * head_depth, query.max_entries + params.protect)
+                fused, deeper = self._deeper(
+                    store, query, terms, allowed, semantic, params, scored, read, head_depth
+                )
                 continue
             # The deeper fusion's first places are those fetched already (ties aside): skipped. A
             # batch never runs past the fusion's end, where the deeper one takes over.
@@ -330,24 +335,36 @@ class HybridRecallProvider:
         semantic: Sequence[tuple[int, float]],
         params: HybridParams,
         scored: dict[int, float],
-        asked: Collection[int],
-    ) -> list[tuple[int, float]]:
-        """The fusion as deep as it reads, for a recall whose first places held records a fetch
-        dropped: the lexical ranking read again with a head of ``max_entries + protect``, and the
-        lexical score of each neighbour below it not in ``asked`` that can reach a place added to
-        ``scored``. Its first places are those fetched already (ties aside)."""
-        depth = DEFAULT_HYBRID.depth
+        asked: set[int],
+        head_depth: int,
+    ) -> tuple[list[tuple[int, float]], bool]:
+        """The fusion read deeper, for a recall whose places held records a fetch dropped (expired
+        by the query's time and not swept yet, forgotten, superseded or retagged since embedded):
+        the lexical ranking read again to ``head_depth``, and the lexical score of each neighbour
+        below it that can reach a place added to ``scored`` (those read added to ``asked``). Cut
+        at ``head_depth`` places while the lexical ranking goes on past them (those places are the
+        whole ranking's fusion's, so each deeper fusion's first places are those fetched already,
+        ties aside); whole once it does not. Also whether it goes on."""
         head: Sequence[tuple[int, float]] = ()
+        more = False
         if terms:
             with store.reading_index(query.scopes) as index:
                 ranked = index if allowed is None else only_docs(index, allowed)
                 ranking = Ranking(ranked, terms)
-                head = ranking.top(query.max_entries + params.protect)
+                head = ranking.top(head_depth)
+                more = len(head) >= head_depth
+                places = head_depth if more else len(head) + len(semantic)
                 if semantic:
                     ceilings = self._ceilings(ranking, semantic)
-                    rest = contenders(head, semantic, places=depth, params=params, ceilings=ceilings)
-                    self._scores(ranking, ranked, [doc for doc in rest if doc not in asked], scored)
-        return self._fused(head, semantic, scored, params, depth) if semantic else relative(head)
+                    wanted = contenders(head, semantic, places=places, params=params, ceilings=ceilings)
+                    rest = [doc for doc in wanted if doc not in asked]
+                    asked.update(rest)
+                    self._scores(ranking, ranked, rest, scored)
+        if not semantic:
+            return relative(head), more
+        return self._fused(
+            head, semantic, scored, params, head_depth if more else len(head) + len(semantic)
+        ), more
 
     @staticmethod
     def _fused(

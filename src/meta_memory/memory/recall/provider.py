@@ -105,17 +105,30 @@ class LexicalRecallProvider:
         allowed = store.tagged_docs(query.scopes, query.tags) if query.tags else None
         if allowed is not None and not allowed:
             return []
-        with store.reading_index(query.scopes) as index:
-            ranked = index if allowed is None else _OnlyDocs(index, allowed)
-            hits = rank(ranked, terms, query.max_entries)
-        by_doc = store.records_by_doc([doc for doc, _ in hits])
         wanted = set(query.tags)
-        # A record forgotten (or retagged) between ranking and fetching is simply not returned.
-        return [
-            (record, score)
-            for doc, score in relative(hits)
-            if (record := by_doc.get(doc)) is not None and query.live(record) and wanted.issubset(record.tags)
-        ]
+        out: list[Scored] = []
+        limit, fetched = query.max_entries, 0
+        seen: set[int] = set()
+        while True:
+            with store.reading_index(query.scopes) as index:
+                ranked = index if allowed is None else _OnlyDocs(index, allowed)
+                hits = rank(ranked, terms, limit)
+            # A record that drops out at the fetch (expired by the query's time and not swept yet,
+            # forgotten or retagged since the ranking) is not returned: the ranking is read again
+            # deeper (each a prefix of the next) until the places are filled or it has no more.
+            # (A write between two reads can shift the places: a record is never answered twice.)
+            fresh = [(doc, score) for doc, score in relative(hits)[fetched:] if doc not in seen]
+            by_doc = store.records_by_doc([doc for doc, _ in fresh])
+            for doc, score in fresh:
+                seen.add(doc)
+                record = by_doc.get(doc)
+                if record is not None and query.live(record) and wanted.issubset(record.tags):
+                    out.append((record, score))
+                    if len(out) == query.max_entries:
+                        return out
+            if len(hits) < limit:
+                return out
+            fetched, limit = len(hits), 4 * limit
 
 
 def relative(hits: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
