@@ -6,6 +6,7 @@ import functools
 import math
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from meta_memory.memory.recall.fusion import (
     DEFAULT_HYBRID,
+    Fusion,
     HybridParams,
     contenders,
     convex,
@@ -485,3 +487,61 @@ def test_contenders_leave_out_a_neighbour_whose_cosine_cannot_lift_it() -> None:
     assert contenders(head, semantic, places=4, params=params, ceilings={21: 50.0}) == [20, 21]  # capped
     rrf_params = HybridParams("rrf", 0.7, protect=2)
     assert contenders(head, semantic, places=4, params=rrf_params) == [20, 21, 22]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    recall_rankings(),
+    st.integers(0, 14),
+    st.sampled_from([0.0, 0.5, 0.7, 1.0]),
+    st.sampled_from([None, 0.0, 0.3]),
+    st.sampled_from([None, 0.0, 0.0]),
+    st.sampled_from([0, 2, 5]),
+    st.sampled_from([3, 10, 100, 100, 100, 100]),
+    st.sampled_from(["convex", "convex", "convex", "convex", "rrf"]),
+    st.lists(st.booleans(), min_size=60, max_size=60),
+    st.one_of(st.none(), st.none(), st.none(), st.randoms(use_true_random=False)),
+)
+def test_the_providers_fusion_is_hybrid_scored_over_the_lexical_candidates(
+    rankings: tuple[list[tuple[int, float]], list[tuple[int, float]], int],
+    limit: int,
+    weight: float,
+    semantic_floor: float | None,
+    lexical_floor: float | None,
+    protect: int,
+    depth: int,
+    method: str,
+    known: list[bool],
+    shuffle: random.Random | None,
+) -> None:
+    """Fusion.fused (the recall provider's one pass over its neighbours) against the general
+    functions as the oracle: its places are hybrid_scored's over lexical_candidates (docs and
+    scores, in order), whatever the params, with the neighbours out of order or deeper than
+    ``depth``. (Its contenders are contenders()'s, held to the whole fusion above.)"""
+    lexical, semantic, head_depth = rankings
+    if shuffle is not None:
+        shuffle.shuffle(semantic)
+    params = HybridParams(
+        method,  # type: ignore[arg-type]
+        weight,
+        lexical_floor=lexical_floor,
+        semantic_floor=semantic_floor,
+        depth=depth,
+        protect=protect,
+    )
+    head = lexical[:head_depth]
+    scored = {doc: score for doc, score in lexical if known[doc - 1]}
+    candidates = lexical_candidates(head, semantic, scored)
+    deep = replace(params, depth=max(params.depth, len(candidates)))
+    expected = hybrid_scored(candidates, semantic, limit=limit, params=deep)
+    assert Fusion(head, semantic, params).fused(scored, limit) == expected
+
+
+def test_the_providers_fusion_adds_the_cosine_of_a_lexical_doc_past_the_neighbours_it_cannot_place() -> None:
+    """Head doc 1 (BM25 10) is the third neighbour (cosine 0.5 between 0.4 and 0.9: 0.2 of the
+    way): for one place the fusion reads past neighbours 2 and 3, whose cosines alone cannot place
+    them, to add doc 1's cosine part: 0.7 + 0.3 x 0.2 = 0.76."""
+    params = HybridParams(lexical_weight=0.7, semantic_floor=None, protect=0)
+    semantic = [(2, 0.9), (3, 0.8), (1, 0.5), (4, 0.4)]
+    [(doc, score)] = Fusion([(1, 10.0)], semantic, params).fused({}, 1)
+    assert doc == 1 and score == pytest.approx(0.76)

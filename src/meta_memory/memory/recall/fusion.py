@@ -16,12 +16,13 @@ order cannot split a tie), then the best rank the doc has in any ranking, then t
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 __all__ = [
     "DEFAULT_HYBRID",
+    "Fusion",
     "HybridParams",
     "contenders",
     "convex",
@@ -273,52 +274,160 @@ def contenders(
     terms it read in full); a doc whose ceiling is 0 holds no query word and is never needed. Only
     ``convex`` fusion with a known lexical floor is bounded so; otherwise every doc below the head
     is needed."""
-    have = {doc for doc, _ in head}
-    below = [(doc, s) for doc, s in semantic[: params.depth] if doc not in have]
-    if not below:
-        return []
-    protected = min(params.protect, places)
-    if params.method != "convex" or params.lexical_floor is None or len(head) < protected or not head:
-        # With the lexical list's own least as its floor, every doc's normalised score depends on
-        # which docs are in it; a head shorter than the protected places leaves them to the docs
-        # below it.
-        return [doc for doc, _ in below]
-    lex, sem = head[: params.depth], semantic[: params.depth]
-    w_lex, w_sem = params.lexical_weight, 1.0 - params.lexical_weight
-    lexical = _weighted([s for _, s in lex], params.lexical_floor, w_lex)
-    cosine = _weighted([s for _, s in sem], params.semantic_floor, w_sem)
-    near = dict(sem)
-    known = [
-        part + (cosine.one(near[doc]) if doc in near else 0.0)
-        for (doc, _), part in zip(lex[protected:], lexical.many([s for _, s in lex[protected:]]), strict=True)
-    ]
-    wanted = places - protected
-    # Below the head, best first (as ``semantic`` is), the cosine parts never rise: the first
-    # ``wanted`` hold the best ``wanted`` of them, and once a doc's bound misses the threshold so do
-    # the bounds of every doc after it. (An unsorted list is read whole.)
-    cosines = [s for _, s in below]
-    parts = cosine.many(cosines)
-    ordered = cosines == sorted(cosines, reverse=True)
-    known += parts[: max(wanted, 0)] if ordered else parts
-    # A margin for rounding: a doc too many is scored, never one too few.
-    threshold = sorted(known, reverse=True)[wanted - 1] - 1e-9 if 0 < wanted <= len(known) else -math.inf
-    # The most the lexical part of the fused score of a doc below the head can be: the head's least
-    # score's, or less by its ceiling; a doc whose ceiling is 0 holds no query word (nothing to read).
-    most = lexical.one(min(s for _, s in head))
-    lo, span, w = lexical.lo, lexical.span, lexical.w
-    needed = []
-    for (doc, _), part in zip(below, parts, strict=True):
-        if most + part < threshold and ordered:
-            break
-        top = most
-        if ceilings and (ceiling := ceilings.get(doc)) is not None:
-            if not ceiling > 0.0:
+    return Fusion(head, semantic, params).contenders(
+        places, None if ceilings is None else lambda docs: ceilings
+    )
+
+
+class Fusion:
+    """One recall's fusion of its lexical ``head`` (best first) and its embedding's neighbours
+    (``semantic``, best first), as the recall provider asks for it: which neighbours' lexical
+    scores the first places need (:meth:`contenders`, as :func:`contenders`), then those places
+    (:meth:`fused`, as :func:`hybrid_scored` over :func:`lexical_candidates`). The neighbours'
+    normalisation and their cosine parts are worked out once for both (a recall's neighbours are
+    a hundred; each pass over them cost 5 to 10 us), and each doc's lexical ceiling is asked for
+    only where its cosine leaves it a chance. The docs of each list are distinct and their scores
+    finite (the ranking's and the search's), not checked again here."""
+
+    __slots__ = ("_below", "_cosine", "_have", "_ordered", "_parts", "_sem", "head", "params", "semantic")
+
+    def __init__(
+        self,
+        head: Sequence[tuple[int, float]],
+        semantic: Sequence[tuple[int, float]],
+        params: HybridParams = DEFAULT_HYBRID,
+    ) -> None:
+        self.head, self.semantic, self.params = head, semantic, params
+        sem = semantic[: params.depth]
+        self._sem = sem
+        cosines = [s for _, s in sem]
+        self._ordered = cosines == sorted(cosines, reverse=True)
+        self._cosine = _weighted(cosines, params.semantic_floor, 1.0 - params.lexical_weight)
+        self._parts = self._cosine.many(cosines)  # each neighbour's weighted, normalised cosine
+        have = self._have = {doc for doc, _ in head}
+        # The neighbours below the head: their places in ``sem``.
+        self._below = [i for i, (doc, _) in enumerate(sem) if doc not in have]
+
+    def contenders(
+        self, places: int, ceilings: Callable[[Sequence[int]], Mapping[int, float]] | None = None
+    ) -> list[int]:
+        """The neighbours below the head whose lexical scores the first ``places`` places need
+        (see :func:`contenders`); ``ceilings`` gives the most each of some docs' lexical scores
+        can be (Ranking.score_ceilings), asked only of docs whose cosine alone does not rule
+        them out."""
+        params, head, sem, below, parts = self.params, self.head, self._sem, self._below, self._parts
+        if not below:
+            return []
+        protected = min(params.protect, places)
+        if params.method != "convex" or params.lexical_floor is None or len(head) < protected or not head:
+            # With the lexical list's own least as its floor, every doc's normalised score depends on
+            # which docs are in it; a head shorter than the protected places leaves them to the docs
+            # below it.
+            return [sem[i][0] for i in below]
+        lex = head[: params.depth]
+        lexical = _weighted([s for _, s in lex], params.lexical_floor, params.lexical_weight)
+        near = {doc: i for i, (doc, _) in enumerate(sem)}
+        known = [
+            part + (parts[i] if (i := near.get(doc)) is not None else 0.0)
+            for (doc, _), part in zip(
+                lex[protected:], lexical.many([s for _, s in lex[protected:]]), strict=True
+            )
+        ]
+        wanted = places - protected
+        ordered = self._ordered
+        # Below the head, best first (as ``semantic`` is), the cosine parts never rise: the first
+        # ``wanted`` hold the best ``wanted`` of them, and once a doc's bound misses the threshold so
+        # do the bounds of every doc after it. (An unsorted list is read whole.)
+        known += [parts[i] for i in (below[: max(wanted, 0)] if ordered else below)]
+        # A margin for rounding: a doc too many is scored, never one too few.
+        threshold = sorted(known, reverse=True)[wanted - 1] - 1e-9 if 0 < wanted <= len(known) else -math.inf
+        # The most the lexical part of the fused score of a doc below the head can be: the head's least
+        # score's, or less by its ceiling; a doc whose ceiling is 0 holds no query word (nothing to read).
+        most = lexical.one(min(s for _, s in head))
+        reach = []
+        for i in below:
+            if most + parts[i] < threshold:
+                if ordered:
+                    break
                 continue
-            v = 1.0 if span == 0.0 else (ceiling - lo) / span  # _normalised, inline
-            top = min(most, w * (1.0 if v > 1.0 else 0.0 if v < 0.0 else v))
-        if top > 0.0 and top + part >= threshold:
-            needed.append(doc)
-    return needed
+            reach.append(i)
+        if most <= 0.0 or not reach:
+            return []
+        known_ceilings = ceilings([sem[i][0] for i in reach]) if ceilings is not None else None
+        if not known_ceilings:
+            return [sem[i][0] for i in reach]
+        lo, span, w = lexical.lo, lexical.span, lexical.w
+        needed = []
+        for i in reach:
+            doc = sem[i][0]
+            top = most
+            if (ceiling := known_ceilings.get(doc)) is not None:
+                if not ceiling > 0.0:
+                    continue
+                v = 1.0 if span == 0.0 else (ceiling - lo) / span  # _normalised, inline
+                top = min(most, w * (1.0 if v > 1.0 else 0.0 if v < 0.0 else v))
+            if top > 0.0 and top + parts[i] >= threshold:
+                needed.append(doc)
+        return needed
+
+    def fused(self, scored: Mapping[int, float], limit: int) -> list[tuple[int, float]]:
+        """The fusion's first ``limit`` places, each doc with its fused score: the head, then the
+        neighbours below it with a lexical score in ``scored`` (every one of them counted: the
+        lexical side as deep as the neighbours), fused with the neighbours, as
+        ``hybrid_scored(lexical_candidates(head, semantic, scored), semantic, ...)`` gives them,
+        its depth raised to the lexical side's length."""
+        params, head, sem, parts = self.params, self.head, self._sem, self._parts
+        if (
+            params.method != "convex"
+            or not 0.0 <= params.lexical_weight <= 1.0
+            or len(self.semantic) > len(sem)
+        ):
+            # (Past ``depth``, the neighbours the fusion reads depend on the lexical side's length.)
+            lexical = lexical_candidates(head, self.semantic, scored)
+            deep = replace(params, depth=max(params.depth, len(lexical)))
+            return hybrid_scored(lexical, self.semantic, limit=limit, params=deep)
+        below = sorted(
+            ((doc, scored[doc]) for doc, _ in (sem[i] for i in self._below) if doc in scored),
+            key=lambda hit: (-hit[1], hit[0]),
+        )
+        lexical = [*head, *below]
+        _check_limit(limit)
+        lex_scores = [s for _, s in lexical]
+        scores = dict(
+            zip(
+                [doc for doc, _ in lexical],
+                _weighted(lex_scores, params.lexical_floor, params.lexical_weight).many(lex_scores),
+                strict=True,
+            )
+        )
+        best = {doc: position for position, (doc, _) in enumerate(lexical, start=1)}
+        protected = [doc for doc, _ in lexical[: min(params.protect, limit)]]
+        wanted = limit + len(protected)
+        # A doc only the embedding ranks scores its cosine part alone, which never rises down a
+        # best-first list, and its best rank is its place there: past the first ``wanted`` such
+        # docs none can reach the places (an unsorted list is fused whole); past them only the
+        # lexical side's docs among the neighbours are left to add to.
+        alone = wanted if self._ordered else len(sem)
+        left = sum(1 for doc, _ in sem if doc in scores) if self._ordered else len(sem)
+        for position, ((doc, _), part) in enumerate(zip(sem, parts, strict=True), start=1):
+            had = scores.get(doc)
+            if had is not None:
+                scores[doc] = had + part
+                if position < best[doc]:
+                    best[doc] = position
+                left -= 1
+            elif alone:
+                alone -= 1
+                scores[doc] = part
+                best[doc] = position
+            elif not left:
+                break
+        rows = sorted([(-score, best[doc], doc) for doc, score in scores.items()])
+        merged = [doc for _, _, doc in rows[:wanted]]
+        if protected:
+            kept = set(protected)
+            merged = (protected + [d for d in merged if d not in kept])[:limit]
+        return monotone([(d, scores[d]) for d in merged])
 
 
 def hybrid(

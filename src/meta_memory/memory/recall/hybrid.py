@@ -22,21 +22,14 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 from ..records import Record
 from .analyzer import query_terms as analyze_query
-from .fusion import (
-    DEFAULT_HYBRID,
-    HybridParams,
-    contenders,
-    hybrid_scored,
-    lexical_candidates,
-    near_enough,
-)
+from .fusion import DEFAULT_HYBRID, Fusion, HybridParams, near_enough
+from .handoff import Handoff
 from .index import TermIndex
 from .neighbours import MIN_SIMILARITY, Finish, Offload
 from .provider import LexicalRecallProvider, RecallQuery, Scored, only_docs, relative
@@ -104,6 +97,19 @@ class VectorReads(Protocol):
         ...
 
 
+_VECTOR_STORES: dict[type, bool] = {}
+
+
+def _vector_reads(store: RealmStore) -> VectorReads | None:
+    """``store`` if it is :class:`VectorReads`, known by its class (the stores' methods are their
+    classes'): a runtime protocol's check reads each member, 8 to 25 us a recall."""
+    kind = type(store)
+    known = _VECTOR_STORES.get(kind)
+    if known is None:
+        known = _VECTOR_STORES[kind] = isinstance(store, VectorReads)
+    return cast("VectorReads", store) if known else None
+
+
 class HybridRecallProvider:
     """Lexical ranking fused with embedding neighbours (see the module docstring)."""
 
@@ -115,9 +121,9 @@ class HybridRecallProvider:
         # The query is embedded on a thread of this pool while the lexical ranking runs (the model
         # releases the GIL; on PostgreSQL the ranking is mostly waiting on the server).
         self._embedding = ThreadPoolExecutor(max_workers=4, thread_name_prefix="meta-query-embed")
-        # A search's scan of a scope's sketch (its steps that release the GIL) runs on a thread
-        # of this pool while the caller ranks lexically (neighbours.begin_nearest).
-        self._scans = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="meta-scan")
+        # A search's scan of a scope's sketch (its steps that release the GIL) runs on one of
+        # these threads while the caller ranks lexically (neighbours.begin_nearest).
+        self._scans = Handoff(os.cpu_count() or 1, "meta-scan")
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._queries_lock = threading.Lock()
         # How long a query's embedding takes (a moving average, seconds): one that costs less than
@@ -129,16 +135,17 @@ class HybridRecallProvider:
         """Whether the store's vectors miss records acknowledged before this call (``None``: the
         store has no vectors). With ``wait_s``, first wait up to that long, asking for them to be
         embedded, until they cover every record written before the call."""
-        if not isinstance(store, VectorReads):
+        vectors = _vector_reads(store)
+        if vectors is None:
             return None
-        progress = store.vector_progress(self.embedder if wait_s > 0 else None)
+        progress = vectors.vector_progress(self.embedder if wait_s > 0 else None)
         if progress is None:
             return None
         newest, upto = progress
         deadline = time.monotonic() + wait_s
         while upto < newest and time.monotonic() < deadline:
             time.sleep(min(WAIT_STEP_S, max(0.0, deadline - time.monotonic())))
-            now = store.vector_progress(self.embedder)
+            now = vectors.vector_progress(self.embedder)
             if now is None:
                 return None
             upto = now[1]
@@ -188,12 +195,6 @@ class HybridRecallProvider:
         return near_enough(neighbours, self.min_similarity)
 
     @staticmethod
-    def _ceilings(ranking: Ranking | None, semantic: Sequence[tuple[int, float]]) -> dict[int, float]:
-        """The most each neighbour's lexical score can be, known without a read
-        (Ranking.score_ceilings): fusion.contenders reads only those that can reach its places."""
-        return ranking.score_ceilings([doc for doc, _ in semantic]) if ranking is not None else {}
-
-    @staticmethod
     def _scores(
         ranking: Ranking | None, index: TermIndex, docs: Collection[int], into: dict[int, float]
     ) -> None:
@@ -238,9 +239,10 @@ class HybridRecallProvider:
         # the whole search handed to a thread waited for the GIL behind the lexical ranking: 5.0
         # ms against 3.9 for the whole recall on benchmarks/hybrid.py's realm and queries.)
         searched: _Searched | None = None
-        if isinstance(store, VectorReads):
+        vectors = _vector_reads(store)
+        if vectors is not None:
             try:
-                search = store.searcher(query.scopes, self.embedder)
+                search = vectors.searcher(query.scopes, self.embedder)
                 begin: Begin | None = getattr(search, "begin", None)
                 if not (self._cached(text) or self._embed_s < INLINE_BELOW_S):
                     searched = self._embedding.submit(self._neighbours, search, text, depth, allowed)
@@ -254,13 +256,13 @@ class HybridRecallProvider:
                 searched.set_exception(exc)
         head: Sequence[tuple[int, float]] = ()
         ranking: Ranking | None = None
-        semantic: list[tuple[int, float]] | None = None
+        semantic: list[tuple[int, float]] = []
+        fusion: Fusion | None = None
         params = DEFAULT_HYBRID
         # The lexical scores of the neighbours below the head, read for those that can reach the
         # fusion's first places (fusion.contenders), for the rest only when stale records leave
         # those places short.
         scored: dict[int, float] = {}
-        ceilings: Mapping[int, float] = {}  # the most a neighbour's lexical score can be
         asked: Collection[int] = ()  # the neighbours whose lexical scores were read
         try:
             if terms:
@@ -270,26 +272,26 @@ class HybridRecallProvider:
                     head = ranking.top(places)
                     if searched is not None and searched.done():  # searched here: one read serves all
                         semantic, params = self._semantic(searched, query)
-                        ceilings = self._ceilings(ranking, semantic)
-                        asked = contenders(head, semantic, places=places, params=params, ceilings=ceilings)
+                        fusion = Fusion(head, semantic, params)
+                        asked = fusion.contenders(places, ranking.score_ceilings)
                         self._scores(ranking, ranked, asked, scored)
         except BaseException:
             if searched is not None:
                 searched.cancel()
             raise
-        if semantic is None:
+        if fusion is None:
             if searched is not None:
                 semantic, params = self._semantic(searched, query)
             else:
                 semantic = []
-            ceilings = self._ceilings(ranking, semantic)
-            asked = contenders(head, semantic, places=places, params=params, ceilings=ceilings)
+            fusion = Fusion(head, semantic, params)
+            asked = fusion.contenders(places, None if ranking is None else ranking.score_ceilings)
             if ranking is not None and asked:
                 # A second read of the same scopes (a store's read snapshot ends with its block).
                 with store.reading_index(query.scopes) as index:
                     ranked = index if allowed is None else only_docs(index, allowed)
                     self._scores(ranking, ranked, asked, scored)
-        fused = self._fused(head, semantic, scored, params, places) if semantic else relative(head)
+        fused = fusion.fused(scored, places) if semantic else relative(head)
         # Past the first places there is more: neighbours below them, or the rest of a lexical
         # ranking that filled its head.
         deeper = bool(semantic) or (ranking is not None and len(head) >= places)
@@ -353,37 +355,20 @@ class HybridRecallProvider:
                 ranking = Ranking(ranked, terms)
                 head = ranking.top(head_depth)
                 more = len(head) >= head_depth
-                places = head_depth if more else len(head) + len(semantic)
                 if semantic:
-                    ceilings = self._ceilings(ranking, semantic)
-                    wanted = contenders(head, semantic, places=places, params=params, ceilings=ceilings)
+                    places = head_depth if more else len(head) + len(semantic)
+                    wanted = Fusion(head, semantic, params).contenders(places, ranking.score_ceilings)
                     rest = [doc for doc in wanted if doc not in asked]
                     asked.update(rest)
                     self._scores(ranking, ranked, rest, scored)
         if not semantic:
             return relative(head), more
-        return self._fused(
-            head, semantic, scored, params, head_depth if more else len(head) + len(semantic)
-        ), more
-
-    @staticmethod
-    def _fused(
-        head: Sequence[tuple[int, float]],
-        semantic: Sequence[tuple[int, float]],
-        scored: Mapping[int, float],
-        params: HybridParams,
-        limit: int,
-    ) -> list[tuple[int, float]]:
-        """The fusion's first ``limit`` places: the lexical ``head``, then the neighbours below it
-        with a lexical score in ``scored`` (every one of them counted, however many: the lexical
-        side is as deep as the neighbours), fused with the neighbours."""
-        lexical = lexical_candidates(head, semantic, scored)
-        deep = replace(params, depth=max(params.depth, len(lexical)))
-        return hybrid_scored(lexical, semantic, limit=limit, params=deep)
+        fusion = Fusion(head, semantic, params)
+        return fusion.fused(scored, head_depth if more else len(head) + len(semantic)), more
 
     def close(self) -> None:
         self._embedding.shutdown(wait=False, cancel_futures=True)
-        self._scans.shutdown(wait=False, cancel_futures=True)
+        self._scans.close()
 
 
 class _Searched(Protocol):

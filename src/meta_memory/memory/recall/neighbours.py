@@ -31,7 +31,7 @@ import math
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .ann import ExactSearch, ScopeAnn, ann_available, int8_rows
 
@@ -66,8 +66,6 @@ MIN_SIMILARITY = 0.3
 ``min_similarity``); a graph's answer whose best neighbour is below it is checked exactly."""
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     import numpy as np
 
 __all__ = [
@@ -337,8 +335,21 @@ def _codes(blobs: Sequence[bytes], dim: int) -> np.ndarray | None:
 Finish = Callable[[], list[tuple[int, float]]]
 """The rest of a search begun by :func:`begin_nearest`: its answer, once the scan it started ends."""
 
-Offload = Callable[[Callable[[], Any]], "Future[Any]"]
-"""Runs a scan on another thread (``ThreadPoolExecutor.submit``)."""
+
+class Pending(Protocol):
+    """A scan handed to another thread (a ``concurrent.futures.Future``, a handoff.Job)."""
+
+    def cancel(self) -> bool:
+        """Take it back if no thread started it (``True``: the caller runs it)."""
+        ...
+
+    def result(self) -> Any:
+        """Its answer, once the thread is done."""
+        ...
+
+
+Offload = Callable[[Callable[[], Any]], Pending]
+"""Runs a scan on another thread (handoff.Handoff.submit, ``ThreadPoolExecutor.submit``)."""
 
 
 def nearest(

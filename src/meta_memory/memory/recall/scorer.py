@@ -133,6 +133,9 @@ class Ranking:
         # After top(): each doc's score over the terms whose posting lists it read in full, and
         # those terms (scores_of reads only the others' postings).
         self._partial: tuple[Mapping[int, float], frozenset[str]] | None = None
+        # score_ceilings' bound for the terms not read in full: for a doc holding a word read in
+        # full, and for one holding none (worked out at its first call after top()).
+        self._ceiling_parts: tuple[float, float] | None = None
         unique = sorted(set(terms))
         if not unique:
             return
@@ -161,6 +164,7 @@ class Ranking:
             final = _smooth(scorer, index, sorted(dfs), avg_length)
         elif self._partial is None:
             self._partial = partial
+            self._ceiling_parts = None
         return _top(index, final, limit)
 
     def score_ceilings(self, docs: Collection[int]) -> dict[int, float]:
@@ -171,14 +175,17 @@ class Ranking:
         :meth:`top`, and with neighbor smoothing (not bounded so)."""
         if self._state is None or self._partial is None:
             return {}
-        doc_count, avg_length, dfs, _ = self._state
         partial, full = self._partial
-        weights = _Scorer(self.params, doc_count, avg_length, dfs).weights
-        others = [t for t in dfs if t not in full]
-        more = sum(weights[t] for t in others) * (self.params.k1 + 1.0) + 1e-9
-        # Cues add only to a doc that holds a word: with no word left to read, a doc holding none
-        # of those read scores nothing.
-        alone = more if any(not t.startswith(CUE_PREFIX) for t in others) else 0.0
+        if self._ceiling_parts is None:
+            doc_count, avg_length, dfs, _ = self._state
+            weights = _Scorer(self.params, doc_count, avg_length, dfs).weights
+            others = [t for t in dfs if t not in full]
+            more = sum(weights[t] for t in others) * (self.params.k1 + 1.0) + 1e-9
+            # Cues add only to a doc that holds a word: with no word left to read, a doc holding
+            # none of those read scores nothing.
+            alone = more if any(not t.startswith(CUE_PREFIX) for t in others) else 0.0
+            self._ceiling_parts = (more, alone)
+        more, alone = self._ceiling_parts
         get = partial.get
         return {doc: own + more if (own := get(doc)) is not None else alone for doc in docs}
 
