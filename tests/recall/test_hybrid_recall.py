@@ -25,11 +25,13 @@ from meta_memory.client import MetaClient
 from meta_memory.config import load_config_dict
 from meta_memory.errors import ConfigError
 from meta_memory.memory.embedding import DEFAULT_MODEL, load_embedder
+from meta_memory.memory.params import parse_recall
 from meta_memory.memory.recall import rank
 from meta_memory.memory.recall.analyzer import query_terms as analyze_query
 from meta_memory.memory.recall.fusion import DEFAULT_HYBRID, hybrid_scored, near_enough
 from meta_memory.memory.recall.hybrid import HybridRecallProvider
 from meta_memory.memory.recall.provider import LexicalRecallProvider, RecallQuery
+from meta_memory.memory.sqlite.vectors import INLINE_EMBED_MAX
 from meta_memory.storage.layout import StateLayout
 
 from ..conftest import BACKENDS, Backend, gateway_command, make_backend
@@ -228,6 +230,52 @@ def test_a_write_after_a_read_is_seen_behind_the_vectors_at_once(tmp_path: Path)
         meta.remember_agent_memory("lead", title="Later", body="Written after the vectors were complete.")
         assert provider.vectors_behind(store) is True
         assert provider.vectors_behind(store, 60.0) is False
+
+
+def test_a_recall_reports_the_vectors_it_ranked_by_read_with_them(tmp_path: Path, backend: Backend) -> None:
+    """Explicit recall's ``vectors_behind`` is read with the vectors its search reads (one read
+    of the realm's progress, not one before the recall and another in it): it agrees with
+    vectors_behind read on its own, false once everything is embedded, true while a record
+    written after is not; a realm file read by a library runtime embeds a few records inline
+    as it reads, and the recall then says it ranked by complete vectors (behind after a burst
+    larger than that). A provider subclass
+    that answers vectors_behind itself is asked."""
+    with _handle(tmp_path / "state", backend, recall="hybrid") as meta:
+        _fill(meta)
+        memory = meta.runtime.agent_memory
+        provider, store = memory.provider, memory.store("default")
+        assert provider.vectors_behind(store, 60.0) is False
+        params = parse_recall(
+            {"identity": "lead", "query_text": "what do I eat?"},
+            default_realm="default",
+            default_selection="contextual",
+            default_max=5,
+        )
+        assert memory.recall(params).vectors_behind is False
+        if backend.is_postgres:  # the embedding thread would embed it before the read: stopped
+            vectors = memory.store("default")._vectors  # type: ignore[attr-defined]
+            vectors._worker.close()
+            vectors._worker = None
+        meta.remember_agent_memory("lead", title="Later", body="Written after the vectors were complete.")
+        behind = memory.recall(params).vectors_behind
+        if backend.is_postgres:
+            assert behind is True and provider.vectors_behind(store) is True
+        else:  # the read embedded it (no indexing process): ranked by complete vectors
+            assert behind is False and provider.vectors_behind(store) is False
+            for i in range(INLINE_EMBED_MAX + 8):  # more than a read embeds
+                meta.remember_agent_memory("lead", title=f"Later {i}", body="Written in a burst.")
+            assert memory.recall(params).vectors_behind is True
+
+        class Asked(HybridRecallProvider):
+            def vectors_behind(self, store: Any, wait_s: float = 0.0) -> bool | None:
+                return True
+
+        memory.provider = Asked(provider.embedder)
+        try:
+            assert memory.recall(params).vectors_behind is True
+        finally:
+            memory.provider.close()
+            memory.provider = provider
 
 
 def test_records_dropped_from_a_lexical_head_without_neighbours_are_replaced_from_deeper(

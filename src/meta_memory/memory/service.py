@@ -49,7 +49,14 @@ from .params import (
     UpdateParams,
 )
 from .purge import PurgeReceipt, PurgeTarget
-from .recall.provider import LexicalRecallProvider, RecallProvider, RecallQuery, Scored, recall_scored
+from .recall.provider import (
+    LexicalRecallProvider,
+    RecallProvider,
+    RecallQuery,
+    Scored,
+    recall_reporting,
+    recall_scored,
+)
 from .records import (
     APPLICATION,
     Author,
@@ -334,8 +341,11 @@ class AgentMemory:
         )
         if not query.scopes:
             return Recalled([], None)
-        behind = self._vectors_behind(store, p.wait_for_vectors and p.selection == "contextual")
-        scored = recall_scored(self.provider, store, query)
+        if p.wait_for_vectors and p.selection == "contextual":
+            behind = self._vectors_behind(store, True)
+            scored = recall_scored(self.provider, store, query)
+        else:  # whether the vectors were behind, read with them
+            scored, behind = recall_reporting(self.provider, store, query)
         if p.min_score is not None:
             # Scores never rise down the list: the first below the bound ends it.
             bound = p.min_score

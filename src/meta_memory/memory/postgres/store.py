@@ -666,7 +666,8 @@ class PostgresRealmStore:
 
     def searcher(self, scopes: Sequence[Scope], embedder: Embedder) -> NeighbourSearch:
         """A search of the vectors of ``scopes`` embedded so far (``VectorReads``), each call on
-        a connection of its own; a realm found behind nudges this gateway's embedding thread.
+        a connection of its own, its ``progress`` what the mark was when it read them; a realm
+        found behind nudges this gateway's embedding thread.
 
         The search raises CapabilityUnavailable when ``embedder`` is not the model of this
         store's vectors.
@@ -681,16 +682,20 @@ class PostgresRealmStore:
                     f"the vectors of this realm are of model {vectors.model_id!r}, not {embedder.model_id!r}"
                 )
 
-            def run() -> list[ScopeVectors]:
+            def run() -> tuple[list[ScopeVectors], tuple[int, int]]:
                 with self._read() as conn:
-                    return [
-                        vectors.scope_vectors(conn, scope_id)
+                    mark = vectors.mark(conn)  # one read serves every scope, and the progress
+                    scoped = [
+                        vectors.scope_vectors(conn, scope_id, mark)
                         for scope_id in self._existing_scope_ids(conn, scopes)
                     ]
+                    return scoped, (mark.newest_doc or 0, mark.upto)
 
-            return retrying_read(run, "recall")
+            scoped, search.progress = retrying_read(run, "recall")
+            return scoped
 
-        return ScopesSearch(read)
+        search = ScopesSearch(read)
+        return search
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         ranked: dict[int, Record] = getattr(self._ranked, "records", {})

@@ -118,12 +118,22 @@ class RealmVectors:
         self._cache: dict[int, ScopeVectors] = {}
         self._nudged_at = -NUDGE_GAP_S
 
-    def scope_vectors(self, conn: psycopg.Connection, scope_id: int) -> ScopeVectors:
-        """The scope's vectors embedded so far (a realm found behind nudges the embedding thread)."""
+    def scope_vectors(
+        self, conn: psycopg.Connection, scope_id: int, mark: VectorMark | None = None
+    ) -> ScopeVectors:
+        """The scope's vectors embedded so far, up to ``mark`` (default: the mark read now; a
+        realm found behind nudges the embedding thread)."""
+        if mark is None:
+            mark = self.mark(conn)
+        return self._scope(conn, scope_id, mark)
+
+    def mark(self, conn: psycopg.Connection) -> VectorMark:
+        """The realm's mark for this model, read now (a realm found behind nudges the embedding
+        thread)."""
         mark = read_mark(conn, self.realm, self.model_id)
         if mark.behind:
             self.nudge(at_most_every=NUDGE_GAP_S)
-        return self._scope(conn, scope_id, mark)
+        return mark
 
     def forget_cached(self) -> None:
         """Drop every scope's cached matrix (a purge removed vectors; the generation it moved

@@ -212,14 +212,29 @@ class HybridRecallProvider:
         (fusion.hybrid_scored, fusion.near_enough), raised where the protected lexical head places
         it above a better-scoring record; lexical recall's relative score when there are no
         neighbours."""
+        return self._recall(store, query)[0]
+
+    def recall_reporting(self, store: RealmStore, query: RecallQuery) -> tuple[list[Scored], bool | None]:
+        """:meth:`recall_scored`, and whether the vectors it ranked with missed records
+        acknowledged before it (:meth:`vectors_behind` without a wait), read with the vectors
+        where its search read them (one read of the realm's progress, not two)."""
+        scored, search = self._recall(store, query)
+        progress = getattr(search, "progress", None)
+        if progress is None:
+            return scored, self.vectors_behind(store)
+        newest, upto = progress
+        return scored, upto < newest
+
+    def _recall(self, store: RealmStore, query: RecallQuery) -> tuple[list[Scored], NeighbourSearch | None]:
+        """:meth:`recall_scored`'s records, and the search it ranked with (``None``: none)."""
         if query.selection == "always":
-            return self._lexical.recall_scored(store, query)
+            return self._lexical.recall_scored(store, query), None
         text = " ".join(t for t in (query.query_text or "", *query.query_terms) if t.strip())
         if not text.strip():
-            return []
+            return [], None
         allowed = store.tagged_docs(query.scopes, query.tags) if query.tags else None
         if allowed is not None and not allowed:
-            return []
+            return [], None
         # The lexical ranking's head as deep as the places wanted (and one past those the fusion
         # keeps in place), the embedding's neighbours as deep as the fusion reads, and the lexical
         # score of each neighbour below the head that can reach those places: the fusion's first
@@ -239,6 +254,7 @@ class HybridRecallProvider:
         # the whole search handed to a thread waited for the GIL behind the lexical ranking: 5.0
         # ms against 3.9 for the whole recall on benchmarks/hybrid.py's realm and queries.)
         searched: _Searched | None = None
+        search: NeighbourSearch | None = None
         vectors = _vector_reads(store)
         if vectors is not None:
             try:
@@ -326,7 +342,7 @@ class HybridRecallProvider:
                     if len(out) == query.max_entries:
                         break
             start = stop
-        return out
+        return out, search
 
     def _deeper(
         self,

@@ -455,10 +455,18 @@ def begin_nearest(
 class ScopesSearch:
     """A search of some scopes' vectors (``VectorReads.searcher``), as ``read`` gives them when
     the search begins: called, the ``limit`` docs nearest a query (cosine, best first) among
-    ``allowed``; :meth:`begin` starts the same search in two steps (:func:`begin_nearest`)."""
+    ``allowed``; :meth:`begin` starts the same search in two steps (:func:`begin_nearest`).
 
-    def __init__(self, read: Callable[[], Sequence[ScopeVectors]]) -> None:
+    ``progress``: ``(newest doc, embedded up to)`` of the realm as the store read its vectors for
+    this search (``VectorReads.vector_progress``'s answer, read with them): given by a store that
+    reads them at once, set by ``read`` for one that reads them when the search begins; ``None``
+    while unknown."""
+
+    def __init__(
+        self, read: Callable[[], Sequence[ScopeVectors]], progress: tuple[int, int] | None = None
+    ) -> None:
         self._read = read
+        self.progress = progress
 
     def __call__(
         self, query: np.ndarray, limit: int, allowed: Collection[int] | None = None

@@ -89,6 +89,28 @@ def recall_scored(provider: RecallProvider, store: RealmStore, query: RecallQuer
     return scored
 
 
+def recall_reporting(
+    provider: RecallProvider, store: RealmStore, query: RecallQuery
+) -> tuple[list[Scored], bool | None]:
+    """:func:`recall_scored`, and whether the provider's vectors missed records acknowledged
+    before the recall (its ``vectors_behind``; ``None`` for a provider without vectors): the
+    provider's ``recall_reporting`` when it has one (it reads both at once) and a subclass
+    overrides neither ``recall`` nor ``recall_scored`` below it, else each asked in turn."""
+    cls = type(provider)
+    owner = next((c for c in cls.__mro__ if "recall_reporting" in vars(c)), None)
+    if owner is not None and all(
+        getattr(cls, name, None) is getattr(owner, name, None) for name in _REPORTED
+    ):
+        reported: tuple[list[Scored], bool | None] = provider.recall_reporting(store, query)  # type: ignore[attr-defined]
+        return reported
+    probe = getattr(provider, "vectors_behind", None)
+    behind: bool | None = probe(store, 0.0) if probe is not None else None
+    return recall_scored(provider, store, query), behind
+
+
+_REPORTED = ("recall", "recall_scored", "vectors_behind")
+
+
 class LexicalRecallProvider:
     """Contextual recall over the realm store's term index; ``always`` = newest first."""
 

@@ -835,24 +835,30 @@ class SqliteRealmStore:
     def searcher(self, scopes: Sequence[Scope], embedder: Embedder) -> NeighbourSearch:
         """A search of the vectors of ``scopes`` as they are now (``VectorReads``): the scopes'
         matrices are taken under the store's lock, and searched without it, beside a lexical
-        ranking on another thread. Without an indexing process this first embeds up to
-        INLINE_EMBED_MAX records not embedded yet."""
+        ranking on another thread; its ``progress`` is what they were read at. Without an
+        indexing process this first embeds up to INLINE_EMBED_MAX records not embedded yet."""
         with self._lock:
             vectors = self._vectors
             if vectors is None:
                 return ScopesSearch(list)
-            upto: int | None = vectors.embedded_upto  # one read of the mark serves both below
-            if vectors.behind(self._db, upto):
+            upto = vectors.embedded_upto  # one read of the mark serves all below
+            newest = self._newest_doc()
+            if newest > upto:
                 if self._index_worker is None:
                     vectors.catch_up(self._db, embedder, INLINE_EMBED_MAX)
-                    upto = None  # moved
+                    upto = vectors.embedded_upto  # moved
                 elif (now := time.monotonic()) - self._vectors_nudged_at >= VECTOR_NUDGE_GAP_S:
                     # Writes nudge the indexing process; a realm just switched to hybrid (or to
                     # another model) has none, so its reads do, while they rank lexically.
                     self._vectors_nudged_at = now
                     self._index_worker.nudge(self.path)
             scoped = [vectors.scope(scope_id, upto) for scope_id in self._existing_scope_ids(scopes)]
-        return ScopesSearch(lambda: scoped)
+        return ScopesSearch(lambda: scoped, (newest, upto))
+
+    def _newest_doc(self) -> int:
+        """The realm's highest doc (its newest record), 0 without any (under the lock)."""
+        row = self._db.execute("SELECT max(doc) FROM records").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
 
     def vector_progress(self, nudge_with: Embedder | None = None) -> tuple[int, int] | None:
         """``(newest doc, embedded up to)`` of the realm's vectors (``VectorReads``), ``None``
@@ -862,8 +868,7 @@ class SqliteRealmStore:
             vectors = self._vectors
             if vectors is None:
                 return None
-            row = self._db.execute("SELECT max(doc) FROM records").fetchone()
-            newest = int(row[0]) if row and row[0] is not None else 0
+            newest = self._newest_doc()
             if nudge_with is not None and newest > vectors.embedded_upto:
                 if self._index_worker is None:
                     vectors.catch_up(self._db, nudge_with, INLINE_EMBED_MAX)
