@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from meta_memory.memory.recall.fusion import (
     DEFAULT_HYBRID,
+    Ceilings,
     Fusion,
     HybridParams,
     contenders,
@@ -487,6 +488,14 @@ def test_contenders_leave_out_a_neighbour_whose_cosine_cannot_lift_it() -> None:
     assert contenders(head, semantic, places=4, params=params, ceilings={21: 50.0}) == [20, 21]  # capped
     rrf_params = HybridParams("rrf", 0.7, protect=2)
     assert contenders(head, semantic, places=4, params=rrf_params) == [20, 21, 22]
+    # As the ranking gives them (Ceilings): a doc's known sum plus what the terms not read in full
+    # can add, and one bound for every doc holding no word read in full (0: it scores nothing).
+    fusion = Fusion(head, semantic, params)
+    assert fusion.contenders(4, Ceilings({}, 0.0, 0.0)) == []
+    assert fusion.contenders(4, Ceilings({21: 0.6}, 0.0, 0.0)) == [21]
+    assert fusion.contenders(4, Ceilings({}, 0.0, 0.5)) == [20]  # 21: 0.035 + 0.1 < 0.14
+    assert fusion.contenders(4, Ceilings({21: 0.5}, 0.1, None)) == [20, 21]  # 21 at most 0.6
+    assert fusion.contenders(4, Ceilings({21: 0.5}, 0.0, None)) == [20]
 
 
 @settings(max_examples=1000, deadline=None)

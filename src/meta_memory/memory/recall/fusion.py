@@ -15,13 +15,15 @@ order cannot split a tie), then the best rank the doc has in any ranking, then t
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, NamedTuple
 
 __all__ = [
     "DEFAULT_HYBRID",
+    "Ceilings",
     "Fusion",
     "HybridParams",
     "contenders",
@@ -274,9 +276,17 @@ def contenders(
     terms it read in full); a doc whose ceiling is 0 holds no query word and is never needed. Only
     ``convex`` fusion with a known lexical floor is bounded so; otherwise every doc below the head
     is needed."""
-    return Fusion(head, semantic, params).contenders(
-        places, None if ceilings is None else lambda docs: ceilings
-    )
+    return Fusion(head, semantic, params).contenders(places, None if ceilings is None else Ceilings(ceilings))
+
+
+class Ceilings(NamedTuple):
+    """The most some docs' lexical scores can be, known without a read (Ranking.score_ceilings):
+    ``known[doc] + more`` for a doc in ``known``, ``default`` for any other (``None``: nothing
+    known of it, its bound is the head's least score's)."""
+
+    known: Mapping[int, float]
+    more: float = 0.0
+    default: float | None = None
 
 
 class Fusion:
@@ -284,12 +294,12 @@ class Fusion:
     (``semantic``, best first), as the recall provider asks for it: which neighbours' lexical
     scores the first places need (:meth:`contenders`, as :func:`contenders`), then those places
     (:meth:`fused`, as :func:`hybrid_scored` over :func:`lexical_candidates`). The neighbours'
-    normalisation and their cosine parts are worked out once for both (a recall's neighbours are
-    a hundred; each pass over them cost 5 to 10 us), and each doc's lexical ceiling is asked for
-    only where its cosine leaves it a chance. The docs of each list are distinct and their scores
-    finite (the ranking's and the search's), not checked again here."""
+    normalisation, their cosine parts and their places are worked out once for both, and the
+    fusion looks up the lexical side's docs among them instead of reading them all (a recall's
+    neighbours are a hundred; each pass over them cost 5 to 10 us). The docs of each list are
+    distinct and their scores finite (the ranking's and the search's), not checked again here."""
 
-    __slots__ = ("_below", "_cosine", "_have", "_ordered", "_parts", "_sem", "head", "params", "semantic")
+    __slots__ = ("_near", "_ordered", "_parts", "_sem", "head", "params", "semantic")
 
     def __init__(
         self,
@@ -302,31 +312,24 @@ class Fusion:
         self._sem = sem
         cosines = [s for _, s in sem]
         self._ordered = cosines == sorted(cosines, reverse=True)
-        self._cosine = _weighted(cosines, params.semantic_floor, 1.0 - params.lexical_weight)
-        self._parts = self._cosine.many(cosines)  # each neighbour's weighted, normalised cosine
-        have = self._have = {doc for doc, _ in head}
-        # The neighbours below the head: their places in ``sem``.
-        self._below = [i for i, (doc, _) in enumerate(sem) if doc not in have]
+        # Each neighbour's weighted, normalised cosine, and each neighbour's place in ``sem``.
+        self._parts = _weighted(cosines, params.semantic_floor, 1.0 - params.lexical_weight).many(cosines)
+        self._near = {doc: i for i, (doc, _) in enumerate(sem)}
 
-    def contenders(
-        self, places: int, ceilings: Callable[[Sequence[int]], Mapping[int, float]] | None = None
-    ) -> list[int]:
+    def contenders(self, places: int, ceilings: Ceilings | None = None) -> list[int]:
         """The neighbours below the head whose lexical scores the first ``places`` places need
-        (see :func:`contenders`); ``ceilings`` gives the most each of some docs' lexical scores
-        can be (Ranking.score_ceilings), asked only of docs whose cosine alone does not rule
-        them out."""
-        params, head, sem, below, parts = self.params, self.head, self._sem, self._below, self._parts
-        if not below:
-            return []
+        (see :func:`contenders`), fewer where ``ceilings`` bounds their lexical scores."""
+        params, head, sem, parts = self.params, self.head, self._sem, self._parts
+        have = {doc for doc, _ in head}
         protected = min(params.protect, places)
         if params.method != "convex" or params.lexical_floor is None or len(head) < protected or not head:
             # With the lexical list's own least as its floor, every doc's normalised score depends on
             # which docs are in it; a head shorter than the protected places leaves them to the docs
             # below it.
-            return [sem[i][0] for i in below]
+            return [doc for doc, _ in sem if doc not in have]
         lex = head[: params.depth]
         lexical = _weighted([s for _, s in lex], params.lexical_floor, params.lexical_weight)
-        near = {doc: i for i, (doc, _) in enumerate(sem)}
+        near = self._near
         known = [
             part + (parts[i] if (i := near.get(doc)) is not None else 0.0)
             for (doc, _), part in zip(
@@ -338,35 +341,48 @@ class Fusion:
         # Below the head, best first (as ``semantic`` is), the cosine parts never rise: the first
         # ``wanted`` hold the best ``wanted`` of them, and once a doc's bound misses the threshold so
         # do the bounds of every doc after it. (An unsorted list is read whole.)
-        known += [parts[i] for i in (below[: max(wanted, 0)] if ordered else below)]
+        if ordered:
+            known += itertools.islice(
+                (part for (doc, _), part in zip(sem, parts, strict=True) if doc not in have), max(wanted, 0)
+            )
+        else:
+            known += [part for (doc, _), part in zip(sem, parts, strict=True) if doc not in have]
         # A margin for rounding: a doc too many is scored, never one too few.
         threshold = sorted(known, reverse=True)[wanted - 1] - 1e-9 if 0 < wanted <= len(known) else -math.inf
         # The most the lexical part of the fused score of a doc below the head can be: the head's least
         # score's, or less by its ceiling; a doc whose ceiling is 0 holds no query word (nothing to read).
         most = lexical.one(min(s for _, s in head))
-        reach = []
-        for i in below:
-            if most + parts[i] < threshold:
+        if not most > 0.0:
+            return []
+        lo, span, w = lexical.lo, lexical.span, lexical.w
+
+        def bound(ceiling: float) -> float:  # _normalised, inline; at most ``most``
+            v = 1.0 if span == 0.0 else (ceiling - lo) / span
+            return min(most, w * (1.0 if v > 1.0 else 0.0 if v < 0.0 else v))
+
+        bounded: Mapping[int, float] = ceilings.known if ceilings is not None else {}
+        get, more = bounded.get, ceilings.more if ceilings is not None else 0.0
+        default = ceilings.default if ceilings is not None else None
+        # A doc holding no word of those the ceilings know: the default's bound, the same for each.
+        otherwise = most if default is None else bound(default) if default > 0.0 else 0.0
+        needed = []
+        for (doc, _), part in zip(sem, parts, strict=True):
+            if most + part < threshold:
                 if ordered:
                     break
                 continue
-            reach.append(i)
-        if most <= 0.0 or not reach:
-            return []
-        known_ceilings = ceilings([sem[i][0] for i in reach]) if ceilings is not None else None
-        if not known_ceilings:
-            return [sem[i][0] for i in reach]
-        lo, span, w = lexical.lo, lexical.span, lexical.w
-        needed = []
-        for i in reach:
-            doc = sem[i][0]
-            top = most
-            if (ceiling := known_ceilings.get(doc)) is not None:
-                if not ceiling > 0.0:
-                    continue
-                v = 1.0 if span == 0.0 else (ceiling - lo) / span  # _normalised, inline
-                top = min(most, w * (1.0 if v > 1.0 else 0.0 if v < 0.0 else v))
-            if top > 0.0 and top + parts[i] >= threshold:
+            if doc in have:
+                continue
+            own = get(doc)
+            if own is None:
+                top = otherwise
+            elif (ceiling := own + more) > 0.0:
+                v = 1.0 if span == 0.0 else (ceiling - lo) / span  # bound(ceiling), inline
+                top = w * (1.0 if v > 1.0 else 0.0 if v < 0.0 else v)
+                top = most if most < top else top
+            else:
+                top = 0.0
+            if top > 0.0 and top + part >= threshold:
                 needed.append(doc)
         return needed
 
@@ -376,7 +392,7 @@ class Fusion:
         lexical side as deep as the neighbours), fused with the neighbours, as
         ``hybrid_scored(lexical_candidates(head, semantic, scored), semantic, ...)`` gives them,
         its depth raised to the lexical side's length."""
-        params, head, sem, parts = self.params, self.head, self._sem, self._parts
+        params, head, sem, parts, near = self.params, self.head, self._sem, self._parts, self._near
         if (
             params.method != "convex"
             or not 0.0 <= params.lexical_weight <= 1.0
@@ -386,42 +402,36 @@ class Fusion:
             lexical = lexical_candidates(head, self.semantic, scored)
             deep = replace(params, depth=max(params.depth, len(lexical)))
             return hybrid_scored(lexical, self.semantic, limit=limit, params=deep)
+        _check_limit(limit)
+        have = {doc for doc, _ in head}
         below = sorted(
-            ((doc, scored[doc]) for doc, _ in (sem[i] for i in self._below) if doc in scored),
+            ((doc, score) for doc, score in scored.items() if doc in near and doc not in have),
             key=lambda hit: (-hit[1], hit[0]),
         )
         lexical = [*head, *below]
-        _check_limit(limit)
         lex_scores = [s for _, s in lexical]
-        scores = dict(
-            zip(
-                [doc for doc, _ in lexical],
-                _weighted(lex_scores, params.lexical_floor, params.lexical_weight).many(lex_scores),
-                strict=True,
-            )
-        )
-        best = {doc: position for position, (doc, _) in enumerate(lexical, start=1)}
+        weighted = _weighted(lex_scores, params.lexical_floor, params.lexical_weight).many(lex_scores)
+        scores: dict[int, float] = {}
+        best: dict[int, int] = {}
+        for position, ((doc, _), part) in enumerate(zip(lexical, weighted, strict=True), start=1):
+            i = near.get(doc)
+            if i is None:
+                scores[doc], best[doc] = part, position
+            else:  # lexical part first, then the cosine's (as hybrid_scored adds them)
+                scores[doc], best[doc] = part + parts[i], min(position, i + 1)
         protected = [doc for doc, _ in lexical[: min(params.protect, limit)]]
         wanted = limit + len(protected)
         # A doc only the embedding ranks scores its cosine part alone, which never rises down a
         # best-first list, and its best rank is its place there: past the first ``wanted`` such
-        # docs none can reach the places (an unsorted list is fused whole); past them only the
-        # lexical side's docs among the neighbours are left to add to.
+        # docs none can reach the places (an unsorted list is fused whole).
         alone = wanted if self._ordered else len(sem)
-        left = sum(1 for doc, _ in sem if doc in scores) if self._ordered else len(sem)
-        for position, ((doc, _), part) in enumerate(zip(sem, parts, strict=True), start=1):
-            had = scores.get(doc)
-            if had is not None:
-                scores[doc] = had + part
-                if position < best[doc]:
-                    best[doc] = position
-                left -= 1
-            elif alone:
-                alone -= 1
-                scores[doc] = part
-                best[doc] = position
-            elif not left:
-                break
+        if alone:
+            for position, ((doc, _), part) in enumerate(zip(sem, parts, strict=True), start=1):
+                if doc not in scores:
+                    scores[doc], best[doc] = part, position
+                    alone -= 1
+                    if not alone:
+                        break
         rows = sorted([(-score, best[doc], doc) for doc, score in scores.items()])
         merged = [doc for _, _, doc in rows[:wanted]]
         if protected:

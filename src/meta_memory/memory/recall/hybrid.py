@@ -289,7 +289,7 @@ class HybridRecallProvider:
                     if searched is not None and searched.done():  # searched here: one read serves all
                         semantic, params = self._semantic(searched, query)
                         fusion = Fusion(head, semantic, params)
-                        asked = fusion.contenders(places, ranking.score_ceilings)
+                        asked = fusion.contenders(places, ranking.ceilings())
                         self._scores(ranking, ranked, asked, scored)
         except BaseException:
             if searched is not None:
@@ -301,7 +301,7 @@ class HybridRecallProvider:
             else:
                 semantic = []
             fusion = Fusion(head, semantic, params)
-            asked = fusion.contenders(places, None if ranking is None else ranking.score_ceilings)
+            asked = fusion.contenders(places, None if ranking is None else ranking.ceilings())
             if ranking is not None and asked:
                 # A second read of the same scopes (a store's read snapshot ends with its block).
                 with store.reading_index(query.scopes) as index:
@@ -373,7 +373,7 @@ class HybridRecallProvider:
                 more = len(head) >= head_depth
                 if semantic:
                     places = head_depth if more else len(head) + len(semantic)
-                    wanted = Fusion(head, semantic, params).contenders(places, ranking.score_ceilings)
+                    wanted = Fusion(head, semantic, params).contenders(places, ranking.ceilings())
                     rest = [doc for doc in wanted if doc not in asked]
                     asked.update(rest)
                     self._scores(ranking, ranked, rest, scored)

@@ -19,6 +19,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from meta_memory.memory.recall.analyzer import CONCEPT_PREFIX, CUE_PREFIX
+from meta_memory.memory.recall.fusion import Ceilings
 from meta_memory.memory.recall.index import Posting, TermIndex
 
 __all__ = ["DEFAULT_PARAMS", "RankParams", "Ranking", "rank"]
@@ -135,7 +136,7 @@ class Ranking:
         self._partial: tuple[Mapping[int, float], frozenset[str]] | None = None
         # score_ceilings' bound for the terms not read in full: for a doc holding a word read in
         # full, and for one holding none (worked out at its first call after top()).
-        self._ceiling_parts: tuple[float, float] | None = None
+        self._ceiling_parts: Ceilings | None = None
         unique = sorted(set(terms))
         if not unique:
             return
@@ -173,8 +174,19 @@ class Ranking:
         bound for each, its weight x (k1 + 1)), 1e-9 more for the rounding; 0 for a doc that holds
         no word read in full when no other word is left (it scores nothing). Empty before
         :meth:`top`, and with neighbor smoothing (not bounded so)."""
-        if self._state is None or self._partial is None:
+        ceilings = self.ceilings()
+        if ceilings is None:
             return {}
+        get, more = ceilings.known.get, ceilings.more
+        alone = 0.0 if ceilings.default is None else ceilings.default
+        return {doc: own + more if (own := get(doc)) is not None else alone for doc in docs}
+
+    def ceilings(self) -> Ceilings | None:
+        """:meth:`score_ceilings` for any doc, as the fusion reads it (fusion.Ceilings): the sums
+        over the terms read in full, the most the others can add, and the ceiling of a doc
+        holding no word read in full; ``None`` before :meth:`top` and with neighbor smoothing."""
+        if self._state is None or self._partial is None:
+            return None
         partial, full = self._partial
         if self._ceiling_parts is None:
             doc_count, avg_length, dfs, _ = self._state
@@ -184,10 +196,8 @@ class Ranking:
             # Cues add only to a doc that holds a word: with no word left to read, a doc holding
             # none of those read scores nothing.
             alone = more if any(not t.startswith(CUE_PREFIX) for t in others) else 0.0
-            self._ceiling_parts = (more, alone)
-        more, alone = self._ceiling_parts
-        get = partial.get
-        return {doc: own + more if (own := get(doc)) is not None else alone for doc in docs}
+            self._ceiling_parts = Ceilings(partial, more, alone)
+        return self._ceiling_parts
 
     def scores_of(self, docs: Collection[int], index: TermIndex | None = None) -> dict[int, float]:
         """The score of each of ``docs`` that holds a query word or concept (rounded to 1e-9, as
