@@ -95,7 +95,8 @@ def recall_reporting(
     """:func:`recall_scored`, and whether the provider's vectors missed records acknowledged
     before the recall (its ``vectors_behind``; ``None`` for a provider without vectors): the
     provider's ``recall_reporting`` when it has one (it reads both at once) and a subclass
-    overrides neither ``recall`` nor ``recall_scored`` below it, else each asked in turn."""
+    overrides none of ``recall``, ``recall_scored`` and ``vectors_behind`` below it, else each
+    asked in turn."""
     cls = type(provider)
     owner = next((c for c in cls.__mro__ if "recall_reporting" in vars(c)), None)
     if owner is not None and all(

@@ -165,7 +165,6 @@ class Ranking:
             final = _smooth(scorer, index, sorted(dfs), avg_length)
         elif self._partial is None:
             self._partial = partial
-            self._ceiling_parts = None
         return _top(index, final, limit)
 
     def score_ceilings(self, docs: Collection[int]) -> dict[int, float]:
