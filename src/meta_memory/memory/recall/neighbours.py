@@ -33,7 +33,9 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from . import shared
 from .ann import ExactSearch, ScopeAnn, ann_available, int8_rows
+from .scan_process import ScanJob
 
 # Exact search of a scope this large starts with a pass over its int8 components (ann.int8_rows),
 # INT8_SLACK rows deeper than twice the neighbours wanted, rescored in float32.
@@ -166,7 +168,9 @@ def _grown(
     capacity = max(int(m * GROWTH), m + GROWTH_MIN)
     arrays = {}
     for name, rows in have.items():
-        array = np.empty((capacity, *rows.shape[1:]), dtype=rows.dtype)
+        # A shared array (a sketched scope's, for the scan helpers: shared.py) grows shared.
+        make = shared.zeros if shared.locate(rows) is not None else np.empty
+        array = make((capacity, *rows.shape[1:]), dtype=rows.dtype)
         array[:n] = rows
         array[n:m] = more[name]
         arrays[name] = array
@@ -250,6 +254,8 @@ def extended(
         docs, matrix, codes = grown["docs"], grown["matrix"], grown.get("codes")
         ann, sketch = cached.ann, cached.sketch
     sketch = sketched(sketch, matrix)
+    if sketch is not None and sketch.rows is not None:
+        matrix = shared.copy(matrix)  # a scan helper rescores its rows (once shared, it grows shared)
     if ann is None and ann_min is not None and len(docs) >= ann_min and ann_available():
         ann = ScopeAnn(dim)
     return ScopeVectors(docs, matrix, mark, ann, codes, sketch, room)
@@ -280,7 +286,7 @@ def sketched(sketch: Sketch | None, matrix: np.ndarray) -> Sketch | None:
     if projection is None:
         return Sketch(None, None, None, n)
     rows, scales = _projected(matrix, projection)
-    return Sketch(projection, rows, scales, n)
+    return Sketch(projection, shared.copy(rows), shared.copy(scales), n)
 
 
 def _principal(matrix: np.ndarray) -> np.ndarray | None:
@@ -349,7 +355,12 @@ class Pending(Protocol):
 
 
 Offload = Callable[[Callable[[], Any]], Pending]
-"""Runs a scan on another thread (handoff.Handoff.submit, ``ThreadPoolExecutor.submit``)."""
+"""Runs a scan on another thread (handoff.Handoff.submit, ``ThreadPoolExecutor.submit``). One
+with a ``remote`` attribute (a :data:`Remote`) offers a sketch's scan to it first."""
+
+Remote = Callable[[ScanJob, Callable[[], Any]], "Pending | None"]
+"""Runs a sketch's scan in a helper process (scan_process.ScanProcesses.submit), the callable
+its fallback; ``None`` when it cannot take it now."""
 
 
 def nearest(
@@ -419,7 +430,13 @@ def begin_nearest(
             if offload is None:
                 here = scan()
                 return lambda: _ordered(docs, *here)
-            pending = offload(scan)
+            # To a scan helper process where the offload has them (scan_process.py), else a thread.
+            remote: Remote | None = getattr(offload, "remote", None)
+            pending = None
+            if remote is not None:
+                pending = remote(ScanJob(rows8, scales, q8, matrix, q, depth, limit), scan)
+            if pending is None:
+                pending = offload(scan)
 
             def finish() -> list[tuple[int, float]]:
                 # Still waiting for a thread (the cores busy): run here rather than wait for one.

@@ -1,0 +1,238 @@
+"""A sketched scope's scan in a helper process (recall/scan_process.py, recall/shared.py): real
+helper processes over real shared memory. The oracle is the same search run in this process
+(``neighbours.nearest``): a helper's answer must be it exactly, and a helper that dies, stalls or
+is closed must leave the answer to this process, never change it."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from meta_memory import Meta
+from meta_memory.memory.recall import neighbours, scan_process, shared
+from meta_memory.memory.recall.handoff import Handoff
+from meta_memory.memory.recall.neighbours import ScopeVectors, begin_nearest, extended, nearest, vector_bytes
+from meta_memory.memory.recall.scan_process import ScanOffload, ScanProcesses
+
+from ..conftest import BACKENDS, Backend, make_backend
+
+DIM = 192
+LIMIT = 20
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="shared memory needs memfd (Linux)")
+
+
+@pytest.fixture(autouse=True)
+def small_sketches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(neighbours, "SKETCH_MIN", 64)
+    monkeypatch.setattr(neighbours, "SKETCH_SAMPLE", 256)
+    monkeypatch.setattr(neighbours, "SKETCH_DEPTH_MIN", 40)
+
+
+@pytest.fixture
+def helpers() -> Iterator[ScanProcesses]:
+    pool = ScanProcesses(1)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture
+def threads() -> Iterator[Handoff]:
+    handoff = Handoff(2, "test-scan")
+    yield handoff
+    handoff.close()
+
+
+def _rows(n: int, seed: int = 3, start: int = 1) -> list[tuple[int, bytes]]:
+    """``n`` stored vectors of docs ``start``.. whose variance lies in 6 directions (sketched)."""
+    rng = np.random.default_rng(seed)
+    m = rng.normal(size=(n, 6)) @ rng.normal(size=(6, DIM)) + 0.05 * rng.normal(size=(n, DIM))
+    return [(start + i, vector_bytes(v)) for i, v in enumerate(m)]
+
+
+def _queries(count: int, seed: int = 9) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    m = rng.normal(size=(count, 6)) @ np.random.default_rng(3).normal(size=(6, DIM))
+    return [(v / np.linalg.norm(v)).astype(np.float32) for v in m]
+
+
+def _ready(pool: ScanProcesses, vectors: ScopeVectors, offload: ScanOffload) -> None:
+    """Offer scans until a helper is ready (they start at the first one offered)."""
+    deadline = time.monotonic() + 60
+    while not pool.ready():
+        assert time.monotonic() < deadline, "no scan helper started"
+        begin_nearest(vectors, _queries(1)[0], LIMIT, None, offload)()
+        time.sleep(0.05)
+
+
+def _helper_pids(pool: ScanProcesses) -> list[int]:
+    return [h.process.pid for h in [*pool._idle, *pool._busy]]
+
+
+def test_a_helper_answers_each_scan_exactly_as_this_process_does(
+    helpers: ScanProcesses, threads: Handoff
+) -> None:
+    vectors = extended(None, _rows(500), DIM, (1,))
+    assert vectors.sketch is not None and vectors.sketch.rows is not None
+    assert all(
+        shared.locate(a) is not None for a in (vectors.matrix, vectors.sketch.rows, vectors.sketch.scales)
+    )
+    offload = ScanOffload(threads.submit, helpers.submit)
+    _ready(helpers, vectors, offload)
+    before = helpers.served
+    for query in _queries(30):
+        assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, query, LIMIT)
+    assert helpers.served - before == 30
+
+
+def test_rows_appended_in_place_after_a_helper_mapped_them_are_scanned(
+    helpers: ScanProcesses, threads: Handoff
+) -> None:
+    rows = _rows(700)
+    first = extended(None, rows[:500], DIM, (1,))
+    grown = extended(first, rows[500:520], DIM, (2,))  # a new room (shared), then in place
+    offload = ScanOffload(threads.submit, helpers.submit)
+    _ready(helpers, grown, offload)
+    latest = extended(grown, rows[520:], DIM, (3,))
+    assert shared.locate(latest.matrix)[0] == shared.locate(grown.matrix)[0]  # type: ignore[index]
+    served = helpers.served
+    for doc in (690, 600, 521):
+        query = latest.matrix[doc - 1]
+        found = begin_nearest(latest, query, LIMIT, None, offload)()
+        assert found == nearest(latest, query, LIMIT) and found[0][0] == doc
+    assert helpers.served - served == 3
+
+
+def test_a_helper_that_dies_leaves_its_scans_here_and_is_replaced(
+    helpers: ScanProcesses, threads: Handoff, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vectors = extended(None, _rows(500), DIM, (1,))
+    offload = ScanOffload(threads.submit, helpers.submit)
+    _ready(helpers, vectors, offload)
+    (pid,) = _helper_pids(helpers)
+    os.kill(pid, signal.SIGKILL)
+    served = helpers.served
+    for query in _queries(5):
+        assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, query, LIMIT)
+    assert helpers.served == served  # none of those by the dead helper
+    monkeypatch.setattr(scan_process, "RESTART_GAP_S", 0.0)
+    _ready(helpers, vectors, offload)
+    assert _helper_pids(helpers) != [pid]
+    query = _queries(1, seed=4)[0]
+    assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, query, LIMIT)
+    assert helpers.served == served + 1
+
+
+def test_a_stalled_helper_is_late_its_scan_runs_here_and_its_late_reply_is_dropped(
+    helpers: ScanProcesses, threads: Handoff
+) -> None:
+    vectors = extended(None, _rows(500), DIM, (1,))
+    offload = ScanOffload(threads.submit, helpers.submit)
+    _ready(helpers, vectors, offload)
+    (pid,) = _helper_pids(helpers)
+    queries = _queries(3, seed=5)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        assert begin_nearest(vectors, queries[0], LIMIT, None, offload)() == nearest(
+            vectors, queries[0], LIMIT
+        )
+        assert time.monotonic() - started < 5.0
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    _ready(helpers, vectors, offload)  # once its late reply is in (read and dropped)
+    served = helpers.served
+    # The next scans go to the same helper, each answered with its own query's neighbours.
+    for query in queries[1:]:
+        assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, query, LIMIT)
+    assert _helper_pids(helpers) == [pid] and helpers.served == served + 2
+
+
+def _memfd_maps(pid: int) -> int:
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    return sum(1 for line in maps.splitlines() if "meta-vectors" in line)
+
+
+def test_a_scope_freed_here_is_unmapped_by_the_helpers(helpers: ScanProcesses, threads: Handoff) -> None:
+    offload = ScanOffload(threads.submit, helpers.submit)
+    kept = extended(None, _rows(300, seed=4), DIM, (1,))
+    _ready(helpers, kept, offload)
+    (pid,) = _helper_pids(helpers)
+    dropped = extended(None, _rows(400, seed=5), DIM, (1,))
+    for vectors in (kept, dropped):
+        begin_nearest(vectors, _queries(1)[0], LIMIT, None, offload)()
+    mapped = _memfd_maps(pid)
+    assert mapped >= 6  # each scope's rows, scales and matrix
+    del dropped, vectors
+    gc.collect()
+    begin_nearest(kept, _queries(1)[0], LIMIT, None, offload)()  # the helper is told first
+    assert _memfd_maps(pid) == mapped - 3
+
+
+def test_closing_stops_the_helpers_and_scans_run_here(threads: Handoff) -> None:
+    pool = ScanProcesses(1)
+    vectors = extended(None, _rows(500), DIM, (1,))
+    offload = ScanOffload(threads.submit, pool.submit)
+    _ready(pool, vectors, offload)
+    processes = [h.process for h in pool._idle]
+    pool.close()
+    assert processes and all(p.poll() is not None for p in processes)
+    served = pool.served
+    query = _queries(1)[0]
+    assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, query, LIMIT)
+    assert pool.served == served
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    yield from make_backend(request.param, request)
+
+
+def test_hybrid_recall_through_the_helpers_is_recall_without_them(
+    tmp_path: Path, backend: Backend, eventually: Callable[..., bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(neighbours, "SKETCH_DEPTH_FACTOR", 1)  # a sketch scan 100 deep of 120 records
+    state = tmp_path / "state"
+    stored = backend.store_config()
+    topics = ["garden", "budget", "travel", "cooking", "music", "fitness", "reading", "weather"]
+    with (
+        Meta.builder()
+        .persistent_state(state)
+        .memory()
+        .agent_memory(recall="hybrid", **stored)
+        .build() as meta
+    ):
+        for i in range(120):
+            topic = topics[i % len(topics)]
+            meta.remember_agent_memory("lead", title=f"{topic} note {i}", body=f"Notes on {topic}, item {i}.")
+        if backend.is_postgres:
+            assert eventually(
+                lambda: backend.stored(state, "SELECT count(*) FROM record_vectors")[0][0] == 120
+            )
+        memory = meta.runtime.agent_memory
+        provider = memory.provider
+        questions = [f"what did I write about {t} lately?" for t in topics]
+
+        def answers() -> list[list[tuple[str, float | None]]]:
+            return [
+                [(r.title, r.score) for r in meta.recall_agent_memory("lead", query_text=q, max_entries=6)]
+                for q in questions
+            ]
+
+        deadline = time.monotonic() + 60
+        while not provider._helpers.ready():  # the first sketched scan starts them
+            assert time.monotonic() < deadline
+            answers()
+            time.sleep(0.05)
+        served = provider._helpers.served
+        through = answers()
+        assert provider._helpers.served - served == len(questions)
+        provider._helpers.close()  # from here each scan runs on a thread of this process
+        assert answers() == through
