@@ -31,6 +31,9 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="shared 
 
 @pytest.fixture(autouse=True)
 def small_sketches(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A helper's reply is waited for long enough that a busy test machine never makes it late
+    # (the tests count the scans helpers answered); the stalled helper's test waits less.
+    monkeypatch.setattr(scan_process, "REPLY_GRACE_S", 5.0)
     monkeypatch.setattr(neighbours, "SKETCH_MIN", 64)
     monkeypatch.setattr(neighbours, "SKETCH_SAMPLE", 256)
     monkeypatch.setattr(neighbours, "SKETCH_DEPTH_MIN", 40)
@@ -131,8 +134,10 @@ def test_a_helper_that_dies_leaves_its_scans_here_and_is_replaced(
 
 
 def test_a_stalled_helper_is_late_its_scan_runs_here_and_its_late_reply_is_dropped(
-    helpers: ScanProcesses, threads: Handoff
+    helpers: ScanProcesses, threads: Handoff, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(scan_process, "REPLY_GRACE_S", 0.05)
+    helpers.scan_s = 0.0
     vectors = extended(None, _rows(500), DIM, (1,))
     offload = ScanOffload(threads.submit, helpers.submit)
     _ready(helpers, vectors, offload)

@@ -12,7 +12,9 @@ measured what the search adds to the ranking beside it: on a 2-core Intel Xeon V
 cores, at least one) that map the scopes' arrays (shared.py) and run the same functions on them:
 their answers are this process's, bit for bit. A scan goes to an idle helper that is ready; when
 none is (starting, all busy, the arrays not shared), it runs on a thread here as before, and a
-helper that fails or is slower than REPLY_TIMEOUT_S leaves its scan to this process: a helper never
+helper that fails, or whose reply is not in when the caller asks for it and a little after (the
+helper may wait for a core that another process holds: REPLY_GRACE_S, or three times its usual
+scan since the scan was sent), leaves its scan to this process: a helper never
 decides what is recalled, only how soon. A helper exits when this process closes its socket or
 dies (it reads EOF). Requests are this process's own (pickled); replies are read as numbers only.
 """
@@ -42,11 +44,15 @@ __all__ = ["ScanJob", "ScanOffload", "ScanProcesses"]
 
 log = logging.getLogger("meta_memory.recall")
 
-REPLY_TIMEOUT_S = 0.05  # a reply later than this: the scan runs here (the late reply is dropped)
+# A reply not in this long after the caller asks for it, nor three times a helper's usual scan
+# after it was sent: the scan runs here (the late reply is dropped). Measured in an agent's loop
+# (benchmarks/hybrid.py, each recall after a write), a helper waiting for the core the indexing
+# process held made the caller wait 2 ms at the median.
+REPLY_GRACE_S = 0.0003
 LATE_MAX_S = 10.0  # a helper that owes a reply this long is stopped
 START_TIMEOUT_S = 30.0  # a helper not ready by then is stopped
 RESTART_GAP_S = 10.0  # a helper that failed is replaced at most this often
-_HEADER = struct.Struct("<qq")  # a reply: its request's number, its row count (-1: failed)
+_HEADER = struct.Struct("<qqd")  # a reply: its request's number, row count (-1: failed), seconds
 _MESSAGE_MAX = 1 << 20
 
 
@@ -145,6 +151,7 @@ class ScanProcesses:
         self._closed = False
         self._requests = 0
         self.served = 0  # scans answered by a helper
+        self.scan_s = REPLY_GRACE_S  # a helper's scan, as the helpers time it (a moving average)
         # Arrays allocated from now on are shared; the helpers start at the first scan offered.
         self.available = self._count > 0 and shared.enable()
 
@@ -255,7 +262,7 @@ class ScanProcesses:
         except (OSError, ValueError):
             self._failed(helper)
             return None
-        return _Reply(self, helper, number, scan)
+        return _Reply(self, helper, number, scan, time.monotonic() + 3 * self.scan_s)
 
     def close(self) -> None:
         with self._lock:
@@ -269,8 +276,8 @@ class ScanProcesses:
 class _Reply:
     """A scan sent to a helper (neighbours.Pending): its rows and scores once read."""
 
-    def __init__(self, pool: ScanProcesses, helper: _Helper, number: int, scan: Scan) -> None:
-        self._pool, self._helper, self._number, self._scan = pool, helper, number, scan
+    def __init__(self, pool: ScanProcesses, helper: _Helper, number: int, scan: Scan, due: float) -> None:
+        self._pool, self._helper, self._number, self._scan, self._due = pool, helper, number, scan, due
 
     def cancel(self) -> bool:
         return False  # under way in the helper: read it, or run it here if it fails
@@ -280,13 +287,14 @@ class _Reply:
 
         helper = self._helper
         try:
-            if not select.select([helper.sock], [], [], REPLY_TIMEOUT_S)[0]:
+            wait = max(REPLY_GRACE_S, self._due - time.monotonic())
+            if not select.select([helper.sock], [], [], wait)[0]:
                 helper.late += 1
                 helper.late_since = time.monotonic()
                 self._pool._checkin(helper)
                 return self._scan()
             data = helper.sock.recv(_MESSAGE_MAX)
-            number, count = _HEADER.unpack_from(data)
+            number, count, took = _HEADER.unpack_from(data)
             if number != self._number or count < 0 or len(data) != _HEADER.size + 12 * count:
                 raise OSError("the scan helper's reply does not fit its request")
         except (OSError, struct.error):
@@ -294,6 +302,7 @@ class _Reply:
             return self._scan()
         with self._pool._lock:
             self._pool.served += 1
+            self._pool.scan_s = 0.9 * self._pool.scan_s + 0.1 * min(max(took, 0.0), 1.0)
         self._pool._checkin(helper)
         rows = np.frombuffer(data, dtype="<i8", count=count, offset=_HEADER.size)
         scores = np.frombuffer(data, dtype="<f4", count=count, offset=_HEADER.size + 8 * count)
@@ -339,6 +348,7 @@ def _scan(maps: dict[int, Any], request: tuple[Any, ...]) -> bytes:
     from .neighbours import _deepest, _int8_products, _rescored_rows
 
     _, number, arrays, query8, query, depth, limit = request
+    started = time.perf_counter()
     try:
         rows, scales, matrix = (
             np.frombuffer(maps[key], dtype=kind, count=int(np.prod(shape)), offset=offset).reshape(shape)
@@ -347,9 +357,9 @@ def _scan(maps: dict[int, Any], request: tuple[Any, ...]) -> bytes:
         coarse = _deepest(_int8_products(rows, np.frombuffer(query8, dtype=np.int8)), scales, depth)
         top, scores = _rescored_rows(matrix, coarse, np.frombuffer(query, dtype=np.float32), limit)
     except Exception:  # the caller scans itself
-        return _HEADER.pack(number, -1)
+        return _HEADER.pack(number, -1, 0.0)
     return (
-        _HEADER.pack(number, len(top))
+        _HEADER.pack(number, len(top), time.perf_counter() - started)
         + top.astype("<i8").tobytes()
         + np.asarray(scores, dtype="<f4").tobytes()
     )
