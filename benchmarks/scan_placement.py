@@ -31,7 +31,6 @@ import socket
 import sqlite3
 import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -104,13 +103,13 @@ def main() -> None:
         embedder = load_embedder(MODEL)
         query_vectors = embedder.embed_queries(texts)
         # The static model distils its vocabulary on a thread after it loads, taking the GIL beside
-        # everything measured (benchmarks/hybrid.py settled()); and the fork below wants no thread.
+        # everything measured (benchmarks/hybrid.py settled()).
         deadline = time.monotonic() + 600
-        while threading.active_count() > 1 and time.monotonic() < deadline:
+        while not getattr(embedder, "distilled", True) and time.monotonic() < deadline:
             time.sleep(1.0)
         helpers = ScanProcesses()  # from here the scope's arrays are shared with the helpers
         vectors = scope_vectors(state, embedder)
-        # Forked before this process starts a thread (the runtime's).
+        # Forked before the runtime opens; the child only runs numpy and SimSIMD on its copy.
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         if os.fork() == 0:
             ours.close()

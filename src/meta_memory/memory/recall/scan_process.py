@@ -140,7 +140,7 @@ class _Helper:
 
 class ScanProcesses:
     """Helper processes that scan sketched scopes (module docstring). ``count`` helpers (default:
-    one fewer than the cores, at least one), started in the background at construction."""
+    one fewer than the cores, at least one), started at the first scan offered (it runs here meanwhile)."""
 
     def __init__(self, count: int | None = None) -> None:
         self._count = max(1, (os.cpu_count() or 2) - 1) if count is None else count
