@@ -19,7 +19,7 @@ from meta_memory import Meta
 from meta_memory.memory.recall import neighbours, scan_process, shared
 from meta_memory.memory.recall.handoff import Handoff
 from meta_memory.memory.recall.neighbours import ScopeVectors, begin_nearest, extended, nearest, vector_bytes
-from meta_memory.memory.recall.scan_process import ScanOffload, ScanProcesses
+from meta_memory.memory.recall.scan_process import ScanJob, ScanOffload, ScanProcesses
 
 from ..conftest import BACKENDS, Backend, make_backend
 
@@ -241,3 +241,35 @@ def test_hybrid_recall_through_the_helpers_is_recall_without_them(
         assert provider._helpers.served - served == len(questions)
         provider._helpers.close()  # from here each scan runs on a thread of this process
         assert answers() == through
+
+
+def test_a_helper_that_cannot_answer_leaves_the_scan_here(helpers: ScanProcesses, threads: Handoff) -> None:
+    vectors = extended(None, _rows(500), DIM, (1,))
+    offload = ScanOffload(threads.submit, helpers.submit)
+    _ready(helpers, vectors, offload)
+    sketch = vectors.sketch
+    assert sketch is not None and sketch.rows is not None and sketch.scales is not None
+    query = _queries(1)[0]
+    q8 = np.ones(sketch.rows.shape[1], dtype=np.int8)
+    # Rows to rescore fewer than the sketch's: the helper's rescoring fails, and so says.
+    job = ScanJob(sketch.rows, sketch.scales, q8, vectors.matrix[:10], query, 100, LIMIT)
+    here = (np.arange(3), np.zeros(3, dtype=np.float32))
+    reply = helpers.submit(job, lambda: here)
+    assert reply is not None
+    served = helpers.served
+    assert reply.result() is here and helpers.served == served
+
+
+def test_past_the_shared_buffers_a_scope_is_scanned_here(
+    helpers: ScanProcesses, threads: Handoff, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    offload = ScanOffload(threads.submit, helpers.submit)
+    first = extended(None, _rows(300, seed=4), DIM, (1,))
+    _ready(helpers, first, offload)
+    monkeypatch.setattr(shared, "MAX_BUFFERS", len(shared._by_owner))
+    vectors = extended(None, _rows(400, seed=5), DIM, (1,))
+    assert vectors.sketch is not None and shared.locate(vectors.matrix) is None
+    served = helpers.served
+    query = _queries(1)[0]
+    assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, query, LIMIT)
+    assert helpers.served == served

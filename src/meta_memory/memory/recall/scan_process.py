@@ -5,8 +5,8 @@ of a large scope's sketch (neighbours.begin_nearest: the int8 products, the rows
 those rows rescored) is a few numpy and SimSIMD calls, each releasing the GIL; on a thread beside
 the ranking each one ends by taking the GIL back at the ranking's next SQLite call, and where an
 idle core sleeps (a VM) each hand-over costs the caller a wake-up. benchmarks/scan_placement.py
-measured what the search adds to the ranking beside it: on a 2-core Intel Xeon VM, 0.58 ms inline,
-0.59 on a thread and 0.12 in another process (docs/benchmarks.md).
+measured what the search adds to the ranking beside it: on a 2-core Intel Xeon VM, 0.59 ms inline,
+0.56 on a thread and 0.14 in another process (docs/benchmarks.md).
 
 :class:`ScanProcesses` keeps helper processes (``python -m`` this module, one fewer than the
 cores, at least one) that map the scopes' arrays (shared.py) and run the same functions on them:
@@ -130,12 +130,10 @@ class _Helper:
         return not self.late
 
     def stop(self) -> None:
+        """Stopped at once (a helper keeps no state): a stalled one is not waited for."""
         self.sock.close()
-        try:
-            self.process.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        self.process.kill()
+        self.process.wait()
 
 
 class ScanProcesses:
@@ -262,7 +260,8 @@ class ScanProcesses:
         except (OSError, ValueError):
             self._failed(helper)
             return None
-        return _Reply(self, helper, number, scan, time.monotonic() + 3 * self.scan_s)
+        due = time.monotonic() + 3 * self.scan_s
+        return _Reply(self, helper, number, scan, due, len(job.matrix), min(job.limit, job.depth))
 
     def close(self) -> None:
         with self._lock:
@@ -276,8 +275,11 @@ class ScanProcesses:
 class _Reply:
     """A scan sent to a helper (neighbours.Pending): its rows and scores once read."""
 
-    def __init__(self, pool: ScanProcesses, helper: _Helper, number: int, scan: Scan, due: float) -> None:
+    def __init__(
+        self, pool: ScanProcesses, helper: _Helper, number: int, scan: Scan, due: float, rows: int, count: int
+    ) -> None:
         self._pool, self._helper, self._number, self._scan, self._due = pool, helper, number, scan, due
+        self._rows, self._count = rows, count  # the scope's rows; how many the answer holds
 
     def cancel(self) -> bool:
         return False  # under way in the helper: read it, or run it here if it fails
@@ -295,8 +297,12 @@ class _Reply:
                 return self._scan()
             data = helper.sock.recv(_MESSAGE_MAX)
             number, count, took = _HEADER.unpack_from(data)
-            if number != self._number or count < 0 or len(data) != _HEADER.size + 12 * count:
+            if number != self._number or count != self._count or len(data) != _HEADER.size + 12 * count:
                 raise OSError("the scan helper's reply does not fit its request")
+            rows = np.frombuffer(data, dtype="<i8", count=count, offset=_HEADER.size)
+            scores = np.frombuffer(data, dtype="<f4", count=count, offset=_HEADER.size + 8 * count)
+            if count and (int(rows.min()) < 0 or int(rows.max()) >= self._rows):
+                raise OSError("the scan helper answered rows the scope does not have")
         except (OSError, struct.error):
             self._pool._failed(helper)
             return self._scan()
@@ -304,8 +310,6 @@ class _Reply:
             self._pool.served += 1
             self._pool.scan_s = 0.9 * self._pool.scan_s + 0.1 * min(max(took, 0.0), 1.0)
         self._pool._checkin(helper)
-        rows = np.frombuffer(data, dtype="<i8", count=count, offset=_HEADER.size)
-        scores = np.frombuffer(data, dtype="<f4", count=count, offset=_HEADER.size + 8 * count)
         return rows.astype(np.intp), scores.astype(np.float32)
 
 
