@@ -119,8 +119,10 @@ def test_a_helper_that_dies_leaves_its_scans_here_and_is_replaced(
     vectors = extended(None, _rows(500), DIM, (1,))
     offload = ScanOffload(threads.submit, helpers.submit)
     _ready(helpers, vectors, offload)
-    (pid,) = _helper_pids(helpers)
+    (helper,) = [*helpers._idle, *helpers._busy]
+    pid = helper.process.pid
     os.kill(pid, signal.SIGKILL)
+    helper.process.wait(timeout=10)  # dead before the scans below (a kill is not instant)
     served = helpers.served
     for query in _queries(5):
         assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, query, LIMIT)
