@@ -184,7 +184,7 @@ def main() -> None:
     base = statistics.median(times["ranking alone"])
     console.print(
         f"the lexical ranking of a recall ({PLACES} places) on {args.records:,} records, with a neighbour "
-        f"search {DEPTH} deep placed three ways ({args.rounds} x {args.queries} queries, arms in turn; p50, "
+        f"search {DEPTH} deep placed four ways ({args.rounds} x {args.queries} queries, arms in turn; p50, "
         f"and what the search adds to the ranking alone):"
     )
     for name, values in times.items():
