@@ -14,11 +14,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from meta_memory import Meta
+from meta_memory.memory.embedding import load_embedder
+from meta_memory.memory.embedding.static_embedder import StaticEmbedder
 from meta_memory.memory.recall import neighbours, scan_process, shared
 from meta_memory.memory.recall.handoff import Handoff
-from meta_memory.memory.recall.neighbours import ScopeVectors, begin_nearest, extended, nearest, vector_bytes
+from meta_memory.memory.recall.neighbours import (
+    PiecesQuery,
+    ScopeVectors,
+    begin_nearest,
+    extended,
+    nearest,
+    vector_bytes,
+)
 from meta_memory.memory.recall.scan_process import ScanJob, ScanOffload, ScanProcesses
 
 from ..conftest import BACKENDS, Backend, make_backend
@@ -53,10 +64,10 @@ def threads() -> Iterator[Handoff]:
     handoff.close()
 
 
-def _rows(n: int, seed: int = 3, start: int = 1) -> list[tuple[int, bytes]]:
+def _rows(n: int, seed: int = 3, start: int = 1, dim: int = DIM) -> list[tuple[int, bytes]]:
     """``n`` stored vectors of docs ``start``.. whose variance lies in 6 directions (sketched)."""
     rng = np.random.default_rng(seed)
-    m = rng.normal(size=(n, 6)) @ rng.normal(size=(6, DIM)) + 0.05 * rng.normal(size=(n, DIM))
+    m = rng.normal(size=(n, 6)) @ rng.normal(size=(6, dim)) + 0.05 * rng.normal(size=(n, dim))
     return [(start + i, vector_bytes(v)) for i, v in enumerate(m)]
 
 
@@ -69,10 +80,49 @@ def _queries(count: int, seed: int = 9) -> list[np.ndarray]:
 def _ready(pool: ScanProcesses, vectors: ScopeVectors, offload: ScanOffload) -> None:
     """Offer scans until a helper is ready (they start at the first one offered)."""
     deadline = time.monotonic() + 60
+    query = np.zeros(vectors.matrix.shape[1], dtype=np.float32)
+    query[0] = 1.0
     while not pool.ready():
         assert time.monotonic() < deadline, "no scan helper started"
-        begin_nearest(vectors, _queries(1)[0], LIMIT, None, offload)()
+        begin_nearest(vectors, query, LIMIT, None, offload)()
         time.sleep(0.05)
+
+
+STATIC = "all-minilm-l6-v2-static-sif"
+WORDS = [
+    "garden",
+    "budget",
+    "travel",
+    "cooking",
+    "music",
+    "fitness",
+    "reading",
+    "weather",
+    "harbor",
+    "deploy",
+]
+TEXTS = [f"what about {a} and {b}?" for a in WORDS for b in WORDS[:3] if a != b]
+
+
+def _static_model(texts: list[str]) -> StaticEmbedder:
+    """The static model with ``texts``' pieces distilled and taken as complete: its thread distils
+    the rest of the vocabulary for a minute, and these texts read no other piece."""
+    model = load_embedder(STATIC)
+    assert isinstance(model, StaticEmbedder)
+    model.embed_queries(texts)
+    model._complete = True
+    return model
+
+
+def _pieces_query(model: StaticEmbedder, text: str, embed: Callable[[], np.ndarray]) -> PiecesQuery:
+    moved = model.shared_table(shared.copy)
+    reader = model.piece_reader()
+    assert moved is not None and reader is not None
+    return PiecesQuery(text, reader, *moved, embed)
+
+
+def _not_here() -> np.ndarray:
+    raise AssertionError("the query was embedded in this process")
 
 
 def _helper_pids(pool: ScanProcesses) -> list[int]:
@@ -93,6 +143,68 @@ def test_a_helper_answers_each_scan_exactly_as_this_process_does(
     for query in _queries(30):
         assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, query, LIMIT)
     assert helpers.served - before == 30
+
+
+def test_a_helper_embeds_a_query_from_its_text_exactly_as_this_process_does(
+    helpers: ScanProcesses, threads: Handoff
+) -> None:
+    model = _static_model(TEXTS)
+    vectors = extended(None, _rows(600, dim=model.dim), model.dim, (1,))
+    offload = ScanOffload(threads.submit, helpers.submit)
+    _ready(helpers, vectors, offload)
+    assert model.shared_table(shared.copy) is not None and shared.locate(model._table) is not None
+    before = helpers.served
+    for text in TEXTS:
+        expected = model.embed_queries([text])[0]
+        query = _pieces_query(model, text, _not_here)
+        assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, expected, LIMIT)
+        assert query.answered is not None and np.array_equal(query.answered, expected)
+    assert helpers.served - before == len(TEXTS)
+
+
+def test_a_query_a_stalled_helper_was_to_embed_is_embedded_and_searched_here(
+    helpers: ScanProcesses, threads: Handoff, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scan_process, "REPLY_GRACE_S", 0.05)
+    helpers.scan_s = 0.0
+    model = _static_model(TEXTS[:2])
+    vectors = extended(None, _rows(600, dim=model.dim), model.dim, (1,))
+    offload = ScanOffload(threads.submit, helpers.submit)
+    _ready(helpers, vectors, offload)
+    (pid,) = _helper_pids(helpers)
+    text = TEXTS[0]
+    expected = model.embed_queries([text])[0]
+    query = _pieces_query(model, text, lambda: model.embed_queries([text])[0])
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, expected, LIMIT)
+        assert query.answered is None  # (no answer from the helper: embedded here)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    _ready(helpers, vectors, offload)
+    query = _pieces_query(model, TEXTS[1], _not_here)
+    served = helpers.served
+    found = begin_nearest(vectors, query, LIMIT, None, offload)()
+    assert found == nearest(vectors, model.embed_queries([TEXTS[1]])[0], LIMIT)
+    assert helpers.served == served + 1
+
+
+def test_a_helper_told_a_scan_is_coming_answers_it_and_the_ones_after(
+    helpers: ScanProcesses, threads: Handoff
+) -> None:
+    vectors = extended(None, _rows(500), DIM, (1,))
+    offload = ScanOffload(threads.submit, helpers.submit)
+    _ready(helpers, vectors, offload)
+    served = helpers.served
+    queries = _queries(4, seed=6)
+    helpers.wake()
+    helpers.wake()  # told twice, asked once
+    for i, query in enumerate(queries):
+        if i == 2:
+            helpers.wake()
+            time.sleep(0.01)  # past its wait awake: asleep again when the scan comes
+        assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, query, LIMIT)
+    assert helpers.served == served + len(queries)
 
 
 def test_rows_appended_in_place_after_a_helper_mapped_them_are_scanned(
@@ -241,7 +353,16 @@ def test_hybrid_recall_through_the_helpers_is_recall_without_them(
         served = provider._helpers.served
         through = answers()
         assert provider._helpers.served - served == len(questions)
+        # The questions' pieces are distilled (asked above): the model taken as complete, each
+        # question (not cached) goes to a helper as its text, which the helper embeds.
+        provider.embedder._complete = True
+        provider._queries.clear()
+        served = provider._helpers.served
+        assert answers() == through
+        assert provider._helpers.served - served == len(questions) and provider._table is not None
+        assert len(provider._queries) == len(questions)  # each helper's embedding kept
         provider._helpers.close()  # from here each scan runs on a thread of this process
+        provider._queries.clear()
         assert answers() == through
 
 
@@ -275,3 +396,32 @@ def test_past_the_shared_buffers_a_scope_is_scanned_here(
     query = _queries(1)[0]
     assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, query, LIMIT)
     assert helpers.served == served
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(min_value=2, max_value=3000),
+    depth_share=st.floats(min_value=0.0, max_value=1.0),
+    seed=st.integers(min_value=0, max_value=2**32 - 1),
+    levels=st.sampled_from([None, 3, 50]),
+)
+def test_the_helpers_sampled_selection_takes_the_deepest_rows(
+    n: int, depth_share: float, seed: int, levels: int | None
+) -> None:
+    """A helper's selection of a sketch's deepest rows (neighbours._deepest_sampled) against a
+    full sort: the same rows, where the depth-th score is not tied with the next; with ties
+    there, rows of the tied score make up the rest (few score levels force them)."""
+    rng = np.random.default_rng(seed)
+    products = rng.normal(size=n) if levels is None else rng.integers(0, levels, size=n).astype(np.float64)
+    scales = rng.uniform(0.5, 1.5, size=n).astype(np.float32) if levels is None else np.ones(n, np.float32)
+    depth = max(1, min(n - 1, round(depth_share * n)))
+    scores = products * scales
+    chosen = neighbours._deepest_sampled(products, scales, depth)
+    assert len(chosen) == depth == len(set(chosen.tolist()))
+    ranked = np.sort(scores)[::-1]
+    edge = ranked[depth - 1]
+    above = set(np.flatnonzero(scores > edge).tolist())
+    assert above <= set(chosen.tolist())
+    assert all(scores[i] >= edge for i in chosen)
+    if ranked[depth] != edge:
+        assert set(chosen.tolist()) == set(np.flatnonzero(scores >= edge).tolist())

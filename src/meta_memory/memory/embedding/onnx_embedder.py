@@ -138,6 +138,7 @@ class OnnxEmbedder:
         self.batch_size = min(batch_size, spec.max_batch or batch_size) if capped else batch_size
         self._max_chars = spec.window * _CHARS_PER_TOKEN
         self._tokenizer = _load_tokenizer(spec, tokenizer_file)
+        self.tokenizer_file = tokenizer_file  # (a static model's scan helper loads it too)
         self._run_ids: Any
         if runtime == "numpy":
             self._run_ids = _load_numpy(spec, model_file).hidden

@@ -25,18 +25,20 @@ from __future__ import annotations
 import math
 import threading
 import weakref
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..priority import IDLE_NICE, lower_this_thread, start_background, stopping
 from .models import ModelSpec
 from .onnx_embedder import OnnxEmbedder, _texts
+from .wordpiece import WordPiece
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["StaticEmbedder"]
+__all__ = ["PieceReader", "StaticEmbedder", "piece_mean", "text_pieces"]
 
 _DISTIL_BATCH = 256  # pieces run through the source model per graph call (all three tokens long)
 SIF_A = 1e-4  # smooth inverse frequency's constant (the module docstring)
@@ -54,6 +56,43 @@ def sif_weights(size: int) -> npt.NDArray[np.float32]:
     return weights
 
 
+class PieceReader(NamedTuple):
+    """How a text becomes the pieces a static model averages, for another process to read them
+    as :class:`StaticEmbedder` does (a scan helper, recall/scan_process.py): the vocabulary file,
+    the window, and the characters of a text read."""
+
+    vocabulary: Path
+    window: int
+    max_chars: int
+
+    def tokenizer(self) -> WordPiece:
+        return WordPiece.from_file(self.vocabulary, window=self.window)
+
+
+def text_pieces(tokenizer: WordPiece, text: str, max_chars: int) -> list[int]:
+    """The piece ids of ``text`` a static model averages: the source model's, without [CLS] and
+    [SEP]; a text of no pieces (empty, white space) is the one piece [UNK]."""
+    return tokenizer.encode(text[:max_chars])[1:-1] or [tokenizer.unk_id]
+
+
+def piece_mean(
+    table: npt.NDArray[np.float32], weights: npt.NDArray[np.float32], ids: npt.NDArray[np.intp]
+) -> npt.NDArray[np.float32]:
+    """One text's vector from its piece ``ids``: their rows of ``table`` weighted by ``weights``,
+    summed and L2-normalized (what :class:`StaticEmbedder` embeds a text as; a scan helper embeds a
+    query with it too, recall/scan_process.py)."""
+    import numpy as np
+
+    # One text's weighted sum by einsum's own loop: the same whatever else is in the call
+    # (np.add.reduceat over the whole call's pieces was 20 times slower), over its length.
+    # A recall's query is one text, and there each numpy call counts: called cold, just
+    # after the lexical ranking of the recall before, each took 3 to 7 times its cost in a
+    # loop (5 to 10 us), and np.linalg.norm's steps were a third of the embedding.
+    vector = np.einsum("i,ij->j", weights[ids], table[ids])
+    normalized: npt.NDArray[np.float32] = vector / max(math.sqrt(float(np.dot(vector, vector))), 1e-12)
+    return normalized
+
+
 class StaticEmbedder:
     """An :class:`~meta_memory.memory.embedding.Embedder` of piece vectors distilled from ``source``."""
 
@@ -69,6 +108,7 @@ class StaticEmbedder:
         self._known = np.zeros(size, dtype=bool)
         self._complete = False  # every piece distilled (set once, by the vocabulary's thread)
         self._weights = sif_weights(size)
+        self._moved: tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None = None
         specials = [tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", "[UNK]")]
         if None in specials:
             raise source._failed("loading", ValueError("the tokenizer lacks [CLS], [SEP] or [UNK]"))
@@ -128,14 +168,31 @@ class StaticEmbedder:
             self._distil(pieces)
         table, weights = self._table, self._weights
         for i, row in enumerate(ids):
-            # One text's weighted sum by einsum's own loop: the same whatever else is in the call
-            # (np.add.reduceat over the whole call's pieces was 20 times slower), over its length.
-            # A recall's query is one text, and there each numpy call counts: called cold, just
-            # after the lexical ranking of the recall before, each took 3 to 7 times its cost in a
-            # loop (5 to 10 us), and np.linalg.norm's steps were a third of the embedding.
-            vector = np.einsum("i,ij->j", weights[row], table[row])
-            out[i] = vector / max(math.sqrt(float(np.dot(vector, vector))), 1e-12)
+            out[i] = piece_mean(table, weights, row)
         return out
+
+    def piece_reader(self) -> PieceReader | None:
+        """How another process reads a text's pieces as this embedder does, once every piece is
+        distilled (``None`` before): :func:`piece_mean` over :meth:`shared_table`'s arrays of
+        :func:`text_pieces` of a text is then ``embed_queries([text])[0]``, bit for bit."""
+        if not self._complete:
+            return None
+        source = self._source
+        return PieceReader(source.tokenizer_file, source.spec.window, source._max_chars)
+
+    def shared_table(
+        self, move: Callable[[npt.NDArray[np.float32]], npt.NDArray[np.float32]]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None:
+        """The piece table and its weights once every piece is distilled (``None`` before), each
+        moved once by ``move`` (a copy in memory another process maps, recall/shared.py) and
+        read from there by this embedder too: the table is not written again once complete."""
+        if not self._complete:
+            return None
+        with self._lock:
+            if self._moved is None:
+                self._table, self._weights = move(self._table), move(self._weights)
+                self._moved = (self._table, self._weights)
+            return self._moved
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """The token ids the source model reads for each text, [CLS] and [SEP] included, after
@@ -143,9 +200,9 @@ class StaticEmbedder:
         return self._source.token_ids(texts)
 
     def _pieces(self, texts: list[str]) -> list[list[int]]:
-        """Each text's word pieces: the source's window, without [CLS] / [SEP]. A text of no
-        pieces (empty, whitespace) is embedded as the one piece [UNK]."""
-        return [ids[1:-1] or [self._unk] for ids in self._source._tokenize(texts, "")]
+        """Each text's word pieces (:func:`text_pieces`)."""
+        source = self._source
+        return [text_pieces(source._tokenizer, text, source._max_chars) for text in texts]
 
     def _distil(self, ids: np.ndarray) -> None:
         """Run the source model on each piece of ``ids`` not distilled yet. The model runs outside

@@ -98,6 +98,11 @@ class WordPiece:
     def vocab_size(self) -> int:
         return len(self._ids)
 
+    @property
+    def unk_id(self) -> int:
+        """The id of [UNK]."""
+        return self._unk
+
     def token_to_id(self, token: str) -> int | None:
         """The id of one vocabulary piece, ``None`` when the vocabulary lacks it."""
         return self._ids.get(token)

@@ -231,6 +231,12 @@ class ScopeAnn:
             time.sleep(0.01)
         return self.ready
 
+    def unbuilt(self, docs: np.ndarray, matrix: np.ndarray, query: np.ndarray) -> None:
+        """A search of the scope while no graph is built (the caller searched exactly): ``query``
+        is kept among the probes, and the graph's build starts once enough were."""
+        self.observe(query)
+        self.start(docs, matrix)
+
     def nearest(
         self, docs: np.ndarray, matrix: np.ndarray, query: np.ndarray, limit: int
     ) -> list[tuple[int, float]] | None:
@@ -240,11 +246,11 @@ class ScopeAnn:
         import numpy as np
 
         q = query.astype(np.float32, copy=False)
-        self.observe(q)
         graph = self._graph
         if graph is None:
-            self.start(docs, matrix)  # once enough queries were observed
+            self.unbuilt(docs, matrix, q)
             return None
+        self.observe(q)
         index, built_upto, size, orphans = graph
         found = index.search(q, limit, exact=False, threads=1)  # type: ignore[attr-defined]
         keys = np.asarray(found.keys, dtype=np.int64)

@@ -27,11 +27,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 from ..records import Record
+from . import shared
 from .analyzer import query_terms as analyze_query
 from .fusion import DEFAULT_HYBRID, Fusion, HybridParams, near_enough
 from .handoff import Handoff
 from .index import TermIndex
-from .neighbours import MIN_SIMILARITY, Finish, Offload
+from .neighbours import MIN_SIMILARITY, Finish, Offload, PiecesQuery
 from .provider import LexicalRecallProvider, RecallQuery, Scored, only_docs, relative
 from .scan_process import ScanOffload, ScanProcesses
 from .scorer import Ranking
@@ -66,7 +67,11 @@ class Begin(Protocol):
     """A search that can be begun in two steps (neighbours.ScopesSearch.begin)."""
 
     def __call__(
-        self, query: np.ndarray, limit: int, allowed: Collection[int] | None, offload: Offload | None
+        self,
+        query: np.ndarray | PiecesQuery,
+        limit: int,
+        allowed: Collection[int] | None,
+        offload: Offload | None,
     ) -> Finish: ...
 
 
@@ -139,6 +144,8 @@ class HybridRecallProvider:
         # a thread hand-off is computed on the caller's thread (a static model's tens of
         # microseconds waited milliseconds for the GIL behind the lexical ranking).
         self._embed_s = INLINE_BELOW_S * 10
+        # A static model's piece table and weights once in shared memory (_pieces_query).
+        self._table: tuple[np.ndarray, np.ndarray] | None = None
 
     def vectors_behind(self, store: RealmStore, wait_s: float = 0.0) -> bool | None:
         """Whether the store's vectors miss records acknowledged before this call (``None``: the
@@ -174,12 +181,34 @@ class HybridRecallProvider:
         started = time.perf_counter()
         vector: np.ndarray = self.embedder.embed_queries([text])[0]
         self._embed_s = 0.8 * self._embed_s + 0.2 * (time.perf_counter() - started)
+        self._keep(text, vector)
+        return vector
+
+    def _pieces_query(self, text: str) -> PiecesQuery | None:
+        """``text`` as a query a scan helper embeds itself (neighbours.PiecesQuery): where the
+        helpers run and the model is static, once its table is complete and shared; ``None``
+        otherwise (the query is embedded here)."""
+        if not self._helpers.available:
+            return None
+        if self._table is None:
+            share = getattr(self.embedder, "shared_table", None)
+            if share is None or (moved := share(shared.copy)) is None:
+                return None
+            self._table = moved
+        reader = self.embedder.piece_reader()  # type: ignore[attr-defined]
+        if reader is None:
+            return None
+        table, weights = self._table
+        return PiecesQuery(text, reader, table, weights, lambda: self._query_vector(text))
+
+    def _keep(self, text: str, vector: np.ndarray) -> None:
+        """``text``'s embedding (computed here or by a scan helper) kept for the recalls that ask
+        the same text again."""
         vector.setflags(write=False)  # shared by every recall that asks the same
         with self._queries_lock:
             self._queries[text] = vector
             if len(self._queries) > QUERY_CACHE_SIZE:
                 self._queries.popitem(last=False)
-        return vector
 
     def _neighbours(
         self, search: NeighbourSearch, text: str, depth: int, allowed: Collection[int] | None
@@ -266,10 +295,17 @@ class HybridRecallProvider:
         search: NeighbourSearch | None = None
         vectors = _vector_reads(store)
         if vectors is not None:
+            if self._table is not None:  # a static model's queries go to the scan helpers
+                self._helpers.wake()  # (its wait hidden behind the search's start: ScanProcesses.wake)
             try:
                 search = vectors.searcher(query.scopes, self.embedder)
                 begin: Begin | None = getattr(search, "begin", None)
-                if not (self._cached(text) or self._embed_s < INLINE_BELOW_S):
+                cached = self._cached(text)
+                # A static model's query, not asked before, goes to a scan helper as its text.
+                pieces = None if begin is None or cached else self._pieces_query(text)
+                if pieces is not None and begin is not None:
+                    searched = _Begun(begin(pieces, depth, allowed, self._offload), pieces, text, self)
+                elif not (cached or self._embed_s < INLINE_BELOW_S):
                     searched = self._embedding.submit(self._neighbours, search, text, depth, allowed)
                 elif begin is not None:
                     searched = _Begun(begin(self._query_vector(text), depth, allowed, self._offload))
@@ -409,10 +445,18 @@ class _Searched(Protocol):
 
 class _Begun:
     """A search begun (neighbours.begin_nearest) seen as a done future: its answer is finished
-    when asked for, on the asking thread."""
+    when asked for, on the asking thread. For a :class:`PiecesQuery`, the embedding a helper
+    computed is then kept in ``provider``'s cache."""
 
-    def __init__(self, finish: Finish) -> None:
+    def __init__(
+        self,
+        finish: Finish,
+        pieces: PiecesQuery | None = None,
+        text: str = "",
+        provider: HybridRecallProvider | None = None,
+    ) -> None:
         self._finish = finish
+        self._pieces, self._text, self._provider = pieces, text, provider
 
     def done(self) -> bool:
         return True
@@ -421,4 +465,8 @@ class _Begun:
         return False
 
     def result(self) -> list[tuple[int, float]]:
-        return self._finish()
+        found = self._finish()
+        pieces = self._pieces
+        if pieces is not None and pieces.answered is not None and self._provider is not None:
+            self._provider._keep(self._text, pieces.answered)
+        return found

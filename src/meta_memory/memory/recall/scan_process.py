@@ -17,12 +17,23 @@ helper may wait for a core that another process holds: REPLY_GRACE_S, or three t
 scan since the scan was sent), leaves its scan to this process: a helper never
 decides what is recalled, only how soon. A helper exits when this process closes its socket or
 dies (it reads EOF). Requests are this process's own (pickled); replies are read as numbers only.
+
+A static model's query is embedded by the helper too (an ``embed`` request): this process sends
+the query's text, the helper reads its pieces with the model's own tokenizer (loaded once from
+the vocabulary file, static_embedder.PieceReader) and averages them over the model's table, which
+this process keeps in shared memory once complete (StaticEmbedder.shared_table), so the vector is
+this process's bit for bit; it answers the rows best first with that vector, which recall keeps
+in its query cache. The caller neither embeds nor orders: on benchmarks/hybrid.py's realm, timed
+part by part over 1,200 recalls, the query's embedding and the scan's start took the caller 0.25
+to 0.30 ms, the start of an ``embed`` request 0.08 to 0.10 (docs/benchmarks.md). A helper answers
+with row numbers only; this process maps them to its own scope's docs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import pickle
 import select
@@ -32,13 +43,17 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from . import shared
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from ..embedding.static_embedder import PieceReader
+    from ..embedding.wordpiece import WordPiece
 
 __all__ = ["ScanJob", "ScanOffload", "ScanProcesses"]
 
@@ -52,21 +67,36 @@ REPLY_GRACE_S = 0.0003
 LATE_MAX_S = 10.0  # a helper that owes a reply this long is stopped
 START_TIMEOUT_S = 30.0  # a helper not ready by then is stopped
 RESTART_GAP_S = 10.0  # a helper that failed is replaced at most this often
-_HEADER = struct.Struct("<qqd")  # a reply: its request's number, row count (-1: failed), seconds
+# A reply: its request's number, its row count (-1: failed; _UNSKETCHED: the query has nothing in
+# the sketch's directions), how many of them to keep (ordered replies), the helper's seconds.
+_HEADER = struct.Struct("<qqqd")
+_UNSKETCHED = -2
+_WAKE = b"w"  # ScanProcesses.wake's message (no reply)
+WAKE_SPIN_S = 0.0005  # how long a helper told a scan is coming waits for it awake, at most
+_PLACES_KEPT = 1024  # arrays whose places ScanProcesses remembers (the dead ones dropped past it)
 _MESSAGE_MAX = 1 << 20
+
+
+_Place = tuple[int, int, tuple[int, ...], str]  # an array in a request: buffer, offset, shape, dtype
 
 
 class ScanJob(NamedTuple):
     """What a helper needs to scan a sketch: its int8 rows and scales, the query in it (int8), the
-    scope's float32 rows and the query, and how deep (neighbours.begin_nearest)."""
+    scope's float32 rows and the query, and how deep (neighbours.begin_nearest). Or, instead of
+    the query, ``pieces``: the static model's table and weights and the sketch's projection, for
+    the helper to embed the query itself from its ``text``, its pieces read as ``reader`` says
+    (neighbours.PiecesQuery)."""
 
     rows: np.ndarray
     scales: np.ndarray
-    query8: np.ndarray
+    query8: np.ndarray | None
     matrix: np.ndarray
-    query: np.ndarray
+    query: np.ndarray | None
     depth: int
     limit: int
+    pieces: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    text: str = ""
+    reader: PieceReader | None = None
 
 
 Scan = Callable[[], "tuple[np.ndarray, np.ndarray]"]
@@ -96,6 +126,7 @@ class _Helper:
         self.late = 0  # replies owed for requests given up on (read and dropped before the next)
         self.late_since = 0.0
         self.mapped: set[int] = set()  # buffers it has mapped
+        self.readers: set[int | None] = set()  # the piece readers it has loaded (by number)
         self.unmap: list[int] = []  # buffers freed here, to be unmapped before its next scan
         self.started = time.monotonic()
         try:
@@ -148,6 +179,9 @@ class ScanProcesses:
         self._failed_at = 0.0
         self._closed = False
         self._requests = 0
+        # Where each array a scan sent lies (shared.locate costs 5 us an array), while it lives.
+        self._places: dict[int, tuple[weakref.ref[np.ndarray], tuple[shared.Buffer, _Place]]] = {}
+        self._readers: dict[PieceReader, int] = {}  # each piece reader sent, by its number
         self.served = 0  # scans answered by a helper
         self.scan_s = REPLY_GRACE_S  # a helper's scan, as the helpers time it (a moving average)
         # Arrays allocated from now on are shared; the helpers start at the first scan offered.
@@ -198,8 +232,13 @@ class ScanProcesses:
                     break
             return None
 
-    def _checkin(self, helper: _Helper) -> None:
+    def _checkin(self, helper: _Helper, took: float | None = None) -> None:
+        """``helper`` idle again; ``took``: the seconds of the scan it answered (its own timing),
+        counted."""
         with self._lock:
+            if took is not None:
+                self.served += 1
+                self.scan_s = 0.9 * self.scan_s + 0.1 * min(max(took, 0.0), 1.0)
             self._busy.discard(helper)
             if self._closed:
                 helper.stop()
@@ -215,10 +254,26 @@ class ScanProcesses:
                         return True
         return False
 
+    def wake(self) -> None:
+        """Tell the helper the next scan will go to that one is coming: it waits for it awake
+        (WAKE_SPIN_S) instead of asleep. A recall calls this before the steps that precede its
+        scan (reading the scope's vectors, the search's start), which hide the helper's wake-up:
+        33 to 84 us on a 2-core VM for a process asleep for a millisecond or more, on the scan's
+        path otherwise."""
+        with self._lock:
+            for helper in self._idle:
+                if helper.ready and not helper.late:
+                    with contextlib.suppress(OSError):
+                        helper.sock.send(_WAKE, socket.MSG_DONTWAIT)
+                    return
+
     def submit(self, job: ScanJob, scan: Scan) -> _Reply | None:
         """``job`` sent to an idle helper, its reply to come (``scan`` runs here if it fails or is
         late); ``None`` when no helper can take it now (the caller scans as it would without)."""
-        places = [shared.locate(a) for a in (job.rows, job.scales, job.matrix)]
+        shipped: tuple[np.ndarray, ...] = (job.rows, job.scales, job.matrix)
+        if job.pieces is not None:
+            shipped += job.pieces  # the table, its weights, the projection
+        places = [self._located(a) for a in shipped]
         if any(p is None for p in places) or not self.available:
             return None
         helper = self._checkout()
@@ -235,33 +290,64 @@ class ScanProcesses:
             if unmap:
                 helper.sock.send(pickle.dumps(("unmap", unmap)))
             arrays = []
-            for place, array in zip(places, (job.rows, job.scales, job.matrix), strict=True):
+            for place in places:
                 assert place is not None
-                buffer, offset = place
+                buffer, described = place
                 if buffer.key not in helper.mapped:
                     socket.send_fds(
                         helper.sock, [pickle.dumps(("map", buffer.key, buffer.size))], [buffer.fd]
                     )
                     helper.mapped.add(buffer.key)
-                arrays.append((buffer.key, offset, array.shape, array.dtype.str))
+                arrays.append(described)
             with self._lock:
                 self._requests += 1
                 number = self._requests
-            request = (
-                "scan",
-                number,
-                arrays,
-                job.query8.tobytes(),
-                job.query.tobytes(),
-                job.depth,
-                job.limit,
-            )
+                reader = (
+                    None if job.reader is None else self._readers.setdefault(job.reader, len(self._readers))
+                )
+            request: tuple[Any, ...]
+            if job.pieces is None:
+                assert job.query8 is not None and job.query is not None
+                request = (
+                    "scan",
+                    number,
+                    arrays,
+                    job.query8.tobytes(),
+                    job.query.tobytes(),
+                    job.depth,
+                    job.limit,
+                )
+            else:
+                if reader not in helper.readers:  # its tokenizer, loaded once per helper
+                    helper.sock.send(pickle.dumps(("reader", reader, job.reader)))
+                    helper.readers.add(reader)
+                request = ("embed", number, arrays, job.text, reader, job.depth, job.limit)
             helper.sock.send(pickle.dumps(request))
         except (OSError, ValueError):
             self._failed(helper)
             return None
         due = time.monotonic() + 3 * self.scan_s
-        return _Reply(self, helper, number, scan, due, len(job.matrix), min(job.limit, job.depth))
+        dim = 0 if job.pieces is None else job.matrix.shape[1]
+        return _Reply(self, helper, number, scan, due, len(job.matrix), min(job.limit, job.depth), dim)
+
+    def _located(self, array: np.ndarray) -> tuple[shared.Buffer, _Place] | None:
+        """The shared buffer ``array`` lies in (:func:`shared.locate`) and how a request names
+        it there, remembered while it lives (a scope's arrays and a model's table are sent with
+        every scan of the scope; locating one costs 5 us)."""
+        known = self._places.get(id(array))
+        if known is not None and known[0]() is array:
+            return known[1]
+        found = shared.locate(array)
+        place = None if found is None else (found[0], (found[0].key, found[1], array.shape, array.dtype.str))
+        if place is not None:
+            with self._lock:
+                if len(self._places) >= _PLACES_KEPT:
+                    for key in [k for k, (ref, _) in self._places.items() if ref() is None]:
+                        del self._places[key]
+                    if len(self._places) >= _PLACES_KEPT:
+                        self._places.clear()
+                self._places[id(array)] = (weakref.ref(array), place)
+        return place
 
     def close(self) -> None:
         with self._lock:
@@ -276,41 +362,66 @@ class _Reply:
     """A scan sent to a helper (neighbours.Pending): its rows and scores once read."""
 
     def __init__(
-        self, pool: ScanProcesses, helper: _Helper, number: int, scan: Scan, due: float, rows: int, count: int
+        self,
+        pool: ScanProcesses,
+        helper: _Helper,
+        number: int,
+        scan: Scan,
+        due: float,
+        rows: int,
+        count: int,
+        dim: int,
     ) -> None:
         self._pool, self._helper, self._number, self._scan, self._due = pool, helper, number, scan, due
         self._rows, self._count = rows, count  # the scope's rows; how many the answer holds
+        self._dim = dim  # the query's embedding's, when the helper embeds it (0: it does not)
 
     def cancel(self) -> bool:
         return False  # under way in the helper: read it, or run it here if it fails
 
-    def result(self) -> tuple[np.ndarray, np.ndarray]:
+    def result(self) -> tuple[np.ndarray, np.ndarray] | tuple[np.ndarray, list[float], np.ndarray]:
+        """The scan's rows and their scores, in no set order; where the helper embedded the query,
+        its ``kept`` rows best first (ties by row) and finite, and the query's embedding besides."""
         import numpy as np
 
         helper = self._helper
         try:
-            wait = max(REPLY_GRACE_S, self._due - time.monotonic())
-            if not select.select([helper.sock], [], [], wait)[0]:
-                helper.late += 1
-                helper.late_since = time.monotonic()
+            try:  # in already, as a reply mostly is: read without a select
+                data = helper.sock.recv(_MESSAGE_MAX, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                wait = max(REPLY_GRACE_S, self._due - time.monotonic())
+                if not select.select([helper.sock], [], [], wait)[0]:
+                    helper.late += 1
+                    helper.late_since = time.monotonic()
+                    self._pool._checkin(helper)
+                    return self._scan()
+                data = helper.sock.recv(_MESSAGE_MAX)
+            number, count, kept, took = _HEADER.unpack_from(data)
+            if number == self._number and count == _UNSKETCHED:  # nothing in the sketch: here
                 self._pool._checkin(helper)
                 return self._scan()
-            data = helper.sock.recv(_MESSAGE_MAX)
-            number, count, took = _HEADER.unpack_from(data)
-            if number != self._number or count != self._count or len(data) != _HEADER.size + 12 * count:
+            if (
+                number != self._number
+                or count != self._count
+                or not 0 <= kept <= count
+                or len(data) != _HEADER.size + 12 * count + 4 * self._dim
+            ):
                 raise OSError("the scan helper's reply does not fit its request")
-            rows = np.frombuffer(data, dtype="<i8", count=count, offset=_HEADER.size)
-            scores = np.frombuffer(data, dtype="<f4", count=count, offset=_HEADER.size + 8 * count)
-            if count and (int(rows.min()) < 0 or int(rows.max()) >= self._rows):
+            # Unsigned: a negative row is past every scope's rows (one reduction checks both ends).
+            rows = np.frombuffer(data, dtype="<u8", count=count, offset=_HEADER.size)
+            if count and int(rows.max()) >= self._rows:
                 raise OSError("the scan helper answered rows the scope does not have")
         except (OSError, struct.error):
             self._pool._failed(helper)
             return self._scan()
-        with self._pool._lock:
-            self._pool.served += 1
-            self._pool.scan_s = 0.9 * self._pool.scan_s + 0.1 * min(max(took, 0.0), 1.0)
-        self._pool._checkin(helper)
-        return rows.astype(np.intp), scores.astype(np.float32)
+        self._pool._checkin(helper, took)
+        if not self._dim:
+            scores = np.frombuffer(data, dtype="<f4", count=count, offset=_HEADER.size + 8 * count)
+            return rows.astype(np.intp), scores
+        at = _HEADER.size + 8 * count
+        listed = cast("list[float]", memoryview(data)[at : at + 4 * kept].cast("f").tolist())
+        vector = np.frombuffer(data, dtype="<f4", count=self._dim, offset=_HEADER.size + 12 * count)
+        return rows[:kept], listed, vector
 
 
 def serve(sock: socket.socket) -> None:
@@ -320,6 +431,7 @@ def serve(sock: socket.socket) -> None:
     import numpy as np
 
     maps: dict[int, mmap.mmap] = {}
+    readers: dict[int, tuple[PieceReader, WordPiece]] = {}
     # Imports and kernels warmed before it says it is ready: its first scan is as quick as the rest.
     warm = {
         1: np.ones(16, dtype=np.int8).tobytes(),
@@ -328,44 +440,95 @@ def serve(sock: socket.socket) -> None:
     }
     arrays = [(1, 0, (2, 8), "|i1"), (2, 0, (2,), "<f4"), (3, 0, (2, 8), "<f4")]
     _scan(warm, ("scan", 0, arrays, np.ones(8, np.int8).tobytes(), np.ones(8, "<f4").tobytes(), 1, 1))
+    _ARRAYS.clear()  # (the warm-up's keys are not the buffers')
     sock.send(b"ready")
     while True:
         message, fds, _, _ = socket.recv_fds(sock, _MESSAGE_MAX, 1)
         if not message:
             return
+        if message == _WAKE:  # a scan is on its way: waited for awake, a little while
+            deadline = time.monotonic() + WAKE_SPIN_S
+            while time.monotonic() < deadline and not select.select([sock], [], [], 0)[0]:
+                pass
+            continue
         request = pickle.loads(message)
-        if request[0] == "map":
+        if request[0] == "reader":
+            with contextlib.suppress(Exception):  # (without it, its queries' scans fail: here)
+                readers[request[1]] = (request[2], request[2].tokenizer())
+        elif request[0] == "map":
             _, key, size = request
             maps[key] = mmap.mmap(fds[0], size, prot=mmap.PROT_READ)
             os.close(fds[0])
         elif request[0] == "unmap":
-            for key in request[1]:
+            gone = set(request[1])
+            for place in [place for place in _ARRAYS if place[0] in gone]:
+                del _ARRAYS[place]
+            for key in gone:
                 maps.pop(key, None)  # unmapped once no array over it is left
         else:
-            sock.send(_scan(maps, request))
+            sock.send(_scan(maps, request, readers))
 
 
-def _scan(maps: dict[int, Any], request: tuple[Any, ...]) -> bytes:
-    """One scan's reply (neighbours.begin_nearest's steps on the mapped arrays)."""
+_ARRAYS: dict[tuple[int, int, str], np.ndarray] = {}  # a helper's latest view at each place of its maps
+
+
+def _array(maps: dict[int, Any], key: int, offset: int, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """The array at ``offset`` of the mapped buffer ``key`` (the view kept while the buffer is
+    mapped, until a scan asks for another shape there: the same arrays are scanned again and
+    again, and a scope that grows in place asks for more rows)."""
     import numpy as np
 
-    from .neighbours import _deepest, _int8_products, _rescored_rows
+    place = (key, offset, dtype)
+    array = _ARRAYS.get(place)
+    if array is None or array.shape != shape:
+        array = np.frombuffer(maps[key], dtype=dtype, count=math.prod(shape), offset=offset).reshape(shape)
+        _ARRAYS[place] = array
+    return array
 
-    _, number, arrays, query8, query, depth, limit = request
+
+def _scan(maps: dict[int, Any], request: tuple[Any, ...], readers: dict[Any, Any] | None = None) -> bytes:
+    """One scan's reply (neighbours.begin_nearest's steps on the mapped arrays); for an ``embed``
+    request, the query embedded first (static_embedder.piece_mean), the rows found ordered best
+    first (ties by row: a scope's docs ascend with its rows) with the finite ones kept, and the
+    query's embedding after them."""
+    import numpy as np
+
+    from ..embedding.static_embedder import piece_mean, text_pieces
+    from .neighbours import _deepest_sampled, _int8_products, _rescored_rows, _sketch_query
+
+    kind, number, arrays, query8, query, depth, limit = request
     started = time.perf_counter()
     try:
-        rows, scales, matrix = (
-            np.frombuffer(maps[key], dtype=kind, count=int(np.prod(shape)), offset=offset).reshape(shape)
-            for key, offset, shape, kind in arrays
-        )
-        coarse = _deepest(_int8_products(rows, np.frombuffer(query8, dtype=np.int8)), scales, depth)
-        top, scores = _rescored_rows(matrix, coarse, np.frombuffer(query, dtype=np.float32), limit)
+        mapped = [_array(maps, *place) for place in arrays]
+        rows, scales, matrix = mapped[:3]
+        if kind == "embed":
+            table, weights, projection = mapped[3:]
+            reader, tokenizer = (readers or {})[query]
+            ids = np.array(text_pieces(tokenizer, query8, reader.max_chars), dtype=np.intp)
+            vector = piece_mean(table, weights, ids)
+            q = vector.astype(np.float32, copy=False)
+            q8 = _sketch_query(np.einsum("j,jk->k", q, projection))
+            if q8 is None:
+                return _HEADER.pack(number, _UNSKETCHED, 0, 0.0)
+        else:
+            q8, q = np.frombuffer(query8, dtype=np.int8), np.frombuffer(query, dtype=np.float32)
+        coarse = _deepest_sampled(_int8_products(rows, q8), scales, depth)
+        top, scores = _rescored_rows(matrix, coarse, q, limit)
+        kept = len(top)
+        tail = b""
+        if kind == "embed":
+            order = np.lexsort((top, -scores))
+            finite = np.isfinite(scores[order])
+            order = np.concatenate((order[finite], order[~finite]))
+            top, scores, kept = top[order], scores[order], int(finite.sum())
+            tail = q.astype("<f4").tobytes()
     except Exception:  # the caller scans itself
-        return _HEADER.pack(number, -1, 0.0)
+        return _HEADER.pack(number, -1, 0, 0.0)
     return (
-        _HEADER.pack(number, len(top), time.perf_counter() - started)
+        _HEADER.pack(number, len(top), kept, time.perf_counter() - started)
         + top.astype("<i8").tobytes()
         + np.asarray(scores, dtype="<f4").tobytes()
+        + tail
     )
 
 
