@@ -284,13 +284,15 @@ class HybridRecallProvider:
         places = max(query.max_entries, DEFAULT_HYBRID.protect + 1)
         depth = DEFAULT_HYBRID.depth
         terms = analyze_query(query.query_text, list(query.query_terms))
-        # The query's embedding and its neighbours: on a thread of the pool while this one ranks
-        # lexically when the embedding is slow (the model releases the GIL; on PostgreSQL the
-        # search waits on the server). When it is cheap or cached, the query is embedded here,
-        # first, and a store's search that can be begun (neighbours.begin_nearest) runs its
-        # scan on a thread of its own meanwhile; one that cannot runs here. (The embedding and
-        # the whole search handed to a thread waited for the GIL behind the lexical ranking: 5.0
-        # ms against 3.9 for the whole recall on benchmarks/hybrid.py's realm and queries.)
+        # The query's embedding and its neighbours: a static model's query not asked before is
+        # sent as its text to the scan helper of a sketched scope, which embeds it too
+        # (neighbours.PiecesQuery, scan_process.py); otherwise on a thread of the pool while this
+        # one ranks lexically when the embedding is slow (the model releases the GIL; on
+        # PostgreSQL the search waits on the server). When it is cheap or cached, the query is
+        # embedded here, first, and a store's search that can be begun (neighbours.begin_nearest)
+        # runs its scan in a helper or on a thread meanwhile; one that cannot runs here. (The
+        # embedding and the whole search handed to a thread waited for the GIL behind the lexical
+        # ranking: 5.0 ms against 3.9 for the whole recall on benchmarks/hybrid.py's realm.)
         searched: _Searched | None = None
         search: NeighbourSearch | None = None
         vectors = _vector_reads(store)
