@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..embedding import Embedder
+    from ..embedding.static_embedder import PieceReader
     from ..records import Scope
     from ..store import RealmStore
 
@@ -144,8 +145,9 @@ class HybridRecallProvider:
         # a thread hand-off is computed on the caller's thread (a static model's tens of
         # microseconds waited milliseconds for the GIL behind the lexical ranking).
         self._embed_s = INLINE_BELOW_S * 10
-        # A static model's piece table and weights once in shared memory (_pieces_query).
-        self._table: tuple[np.ndarray, np.ndarray] | None = None
+        # A static model's piece table and weights once in shared memory, and how its pieces
+        # are read (_pieces_query): set once, the model complete.
+        self._table: tuple[np.ndarray, np.ndarray, PieceReader] | None = None
 
     def vectors_behind(self, store: RealmStore, wait_s: float = 0.0) -> bool | None:
         """Whether the store's vectors miss records acknowledged before this call (``None``: the
@@ -194,11 +196,11 @@ class HybridRecallProvider:
             share = getattr(self.embedder, "shared_table", None)
             if share is None or (moved := share(shared.copy)) is None:
                 return None
-            self._table = moved
-        reader = self.embedder.piece_reader()  # type: ignore[attr-defined]
-        if reader is None:
-            return None
-        table, weights = self._table
+            reader = self.embedder.piece_reader()  # type: ignore[attr-defined]
+            if reader is None:
+                return None
+            self._table = (*moved, reader)
+        table, weights, reader = self._table
         return PiecesQuery(text, reader, table, weights, lambda: self._query_vector(text))
 
     def _keep(self, text: str, vector: np.ndarray) -> None:

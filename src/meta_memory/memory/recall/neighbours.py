@@ -462,8 +462,7 @@ def begin_nearest(
             rows8, scales = sketch.rows, sketch.scales
 
             def scan() -> tuple[np.ndarray, np.ndarray]:
-                coarse = _deepest(_int8_products(rows8, q8), scales, depth)
-                return _rescored_rows(matrix, coarse, q, limit)
+                return sketch_scan(matrix, rows8, scales, q8, q, depth, limit)
 
             if offload is None:
                 here = scan()
@@ -492,10 +491,7 @@ def begin_nearest(
     # cores are busy (the query's embedding, the database, the request threads), a multithreaded
     # product for one query took 5 ms instead of 0.2 (benchmarks/hybrid.py, hybrid p50 28 ms
     # against 13 with BLAS held to one thread). Single-threaded, it is 0.7 ms for 10,000 vectors.
-    scores = np.einsum("ij,j->i", matrix, q)
-    k = min(limit, len(scores))
-    top = np.argpartition(-scores, k - 1)[:k]
-    exact = _ordered(docs, top, scores[top])
+    exact = _ordered(docs, *_exact_rows(matrix, q, limit))
     return lambda: exact
 
 
@@ -532,11 +528,8 @@ def _begin_pieces(
         q = query.vector().astype(np.float32, copy=False)
         q8 = _sketch_query(np.einsum("j,jk->k", q, projection))
         if q8 is None:  # nothing in the sketch's directions: the exact product
-            scores = np.einsum("ij,j->i", matrix, q)
-            k = min(limit, len(scores))
-            top = np.argpartition(-scores, k - 1)[:k]
-            return top, scores[top]
-        return _rescored_rows(matrix, _deepest(_int8_products(rows8, q8), scales, depth), q, limit)
+            return _exact_rows(matrix, q, limit)
+        return sketch_scan(matrix, rows8, scales, q8, q, depth, limit)
 
     pieces = (query.table, query.weights, projection)
     job = ScanJob(rows8, scales, None, matrix, None, depth, limit, pieces, query.text, query.reader)
@@ -627,6 +620,35 @@ def _deepest(products: np.ndarray, scales: np.ndarray, depth: int) -> np.ndarray
     n = len(scores)
     found: np.ndarray = np.argpartition(scores, n - depth)[n - depth :]
     return found
+
+
+def sketch_scan(
+    matrix: np.ndarray,
+    rows8: np.ndarray,
+    scales: np.ndarray,
+    q8: np.ndarray,
+    q: np.ndarray,
+    depth: int,
+    limit: int,
+    deepest: Callable[[np.ndarray, np.ndarray, int], np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A sketched scope's scan: the ``depth`` rows of its sketch ``rows8`` / ``scales`` nearest
+    the int8 query ``q8`` (``deepest``: how they are taken, default :func:`_deepest`), rescored in
+    float32 against ``q``; the ``limit`` best rows and their cosines, in no set order. Run here
+    and, with :func:`_deepest_sampled`, by a scan helper (scan_process.py)."""
+    coarse = (deepest or _deepest)(_int8_products(rows8, q8), scales, depth)
+    return _rescored_rows(matrix, coarse, q, limit)
+
+
+def _exact_rows(matrix: np.ndarray, q: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``limit`` rows of ``matrix`` of the highest product with ``q`` and their products, in
+    no set order (the exact search)."""
+    import numpy as np
+
+    scores = np.einsum("ij,j->i", matrix, q)
+    k = min(limit, len(scores))
+    top = np.argpartition(-scores, k - 1)[:k]
+    return top, scores[top]
 
 
 def _deepest_sampled(products: np.ndarray, scales: np.ndarray, depth: int) -> np.ndarray:

@@ -494,26 +494,26 @@ def _scan(maps: dict[int, Any], request: tuple[Any, ...], readers: dict[Any, Any
     import numpy as np
 
     from ..embedding.static_embedder import piece_mean, text_pieces
-    from .neighbours import _deepest_sampled, _int8_products, _rescored_rows, _sketch_query
+    from .neighbours import _deepest_sampled, _sketch_query, sketch_scan
 
-    kind, number, arrays, query8, query, depth, limit = request
+    # ("scan", ..., the int8 query, the float32 query, ...) or ("embed", ..., its text, its reader's number, ...)
+    kind, number, arrays, first, second, depth, limit = request
     started = time.perf_counter()
     try:
         mapped = [_array(maps, *place) for place in arrays]
         rows, scales, matrix = mapped[:3]
         if kind == "embed":
             table, weights, projection = mapped[3:]
-            reader, tokenizer = (readers or {})[query]
-            ids = np.array(text_pieces(tokenizer, query8, reader.max_chars), dtype=np.intp)
+            reader, tokenizer = (readers or {})[second]
+            ids = np.array(text_pieces(tokenizer, first, reader.max_chars), dtype=np.intp)
             vector = piece_mean(table, weights, ids)
             q = vector.astype(np.float32, copy=False)
             q8 = _sketch_query(np.einsum("j,jk->k", q, projection))
             if q8 is None:
                 return _HEADER.pack(number, _UNSKETCHED, 0, 0.0)
         else:
-            q8, q = np.frombuffer(query8, dtype=np.int8), np.frombuffer(query, dtype=np.float32)
-        coarse = _deepest_sampled(_int8_products(rows, q8), scales, depth)
-        top, scores = _rescored_rows(matrix, coarse, q, limit)
+            q8, q = np.frombuffer(first, dtype=np.int8), np.frombuffer(second, dtype=np.float32)
+        top, scores = sketch_scan(matrix, rows, scales, q8, q, depth, limit, _deepest_sampled)
         kept = len(top)
         tail = b""
         if kind == "embed":
