@@ -335,8 +335,9 @@ def low_rank(n: int, rank: int = 24, seed: int = 8) -> tuple[np.ndarray, np.ndar
 
 def test_a_scope_whose_variance_lies_in_few_directions_is_ranked_in_its_sketch_first() -> None:
     """Past SKETCH_MIN vectors a scope whose variance lies in few directions is sketched in them;
-    its search ranks the sketch first and rescores the rows found in float32: the float64
-    oracle's top 10 and nearly all of its top 100, with float32 cosines."""
+    its search ranks the sketch first and rescores the rows found from their stored int8
+    components: the float64 oracle's top 10 and nearly all of its top 100, with the cosines of
+    the float32 rows."""
     matrix, queries = low_rank(6_000)
     rows = [(i + 1, vector_bytes(v)) for i, v in enumerate(matrix)]
     scope = extended(None, rows, DIM, (6_000,), ann_min=None)
@@ -352,6 +353,37 @@ def test_a_scope_whose_variance_lies_in_few_directions_is_ranked_in_its_sketch_f
         assert len(deep) == 100 and [s for _, s in deep] == sorted((s for _, s in deep), reverse=True)
         top100 += len({d for d, _ in deep} & exact_top(scope.matrix, scope.docs, q, 100))
     assert top10 / (10 * len(queries)) >= 0.99 and top100 / (100 * len(queries)) >= 0.97
+
+
+def test_a_sketch_rescored_from_the_stored_components_finds_the_rows_the_float32_rows_rank_first() -> None:
+    """The sketch's rows rescored from their int8 components (narrowed by the query as int8, then
+    their products over their norms) are the rows the float32 matrix ranks first among them, with
+    its cosines; a stored vector of zeros scores 0 either way."""
+    matrix, queries = low_rank(6_000, seed=8)
+    matrix[17] = 0.0
+    rows = [(i + 1, vector_bytes(v)) for i, v in enumerate(matrix)]
+    scope = extended(None, rows, DIM, (6_000,), ann_min=None)
+    sketch = scope.sketch
+    assert sketch is not None and sketch.projection is not None and sketch.rows is not None
+    assert sketch.scales is not None and scope.codes is not None
+    limit, depth = 100, 500
+    for q in [*queries, matrix[17] + queries[0]]:
+        q = q.astype(np.float32)
+        q8 = neighbours_module._sketch_query(np.einsum("j,jk->k", q, sketch.projection))
+        assert q8 is not None
+        args = (sketch.rows, sketch.scales, q8, q, depth, limit)
+        top, scores = neighbours_module.sketch_scan(scope.matrix, scope.codes, *args)
+        f_top, f_scores = neighbours_module.sketch_scan(scope.matrix, None, *args)
+        assert set(top.tolist()) == set(f_top.tolist())
+        by_row = dict(zip(f_top.tolist(), f_scores.tolist(), strict=True))
+        for row, score in zip(top.tolist(), scores.tolist(), strict=True):
+            assert score == pytest.approx(by_row[row], abs=1e-6)
+    # The row of zeros: among the rows a search of its neighbours rescored, at 0.
+    coarse = np.arange(0, 600)
+    found = neighbours_module._code_rescored(scope.codes, coarse, queries[1], 600)
+    assert found is not None
+    top, scores = found
+    assert dict(zip(top.tolist(), scores.tolist(), strict=True))[17] == 0.0
 
 
 def test_a_search_begun_with_its_scan_on_another_thread_answers_as_one_run_here() -> None:

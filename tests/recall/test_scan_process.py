@@ -5,12 +5,14 @@ is closed must leave the answer to this process, never change it."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,7 +22,7 @@ from hypothesis import strategies as st
 from meta_memory import Meta
 from meta_memory.memory.embedding import load_embedder
 from meta_memory.memory.embedding.static_embedder import StaticEmbedder
-from meta_memory.memory.recall import neighbours, scan_process, shared
+from meta_memory.memory.recall import hybrid, neighbours, scan_process, shared
 from meta_memory.memory.recall.handoff import Handoff
 from meta_memory.memory.recall.neighbours import (
     PiecesQuery,
@@ -134,8 +136,10 @@ def test_a_helper_answers_each_scan_exactly_as_this_process_does(
 ) -> None:
     vectors = extended(None, _rows(500), DIM, (1,))
     assert vectors.sketch is not None and vectors.sketch.rows is not None
+    assert vectors.codes is not None
     assert all(
-        shared.locate(a) is not None for a in (vectors.matrix, vectors.sketch.rows, vectors.sketch.scales)
+        shared.locate(a) is not None
+        for a in (vectors.matrix, vectors.codes, vectors.sketch.rows, vectors.sketch.scales)
     )
     offload = ScanOffload(threads.submit, helpers.submit)
     _ready(helpers, vectors, offload)
@@ -160,6 +164,31 @@ def test_a_helper_embeds_a_query_from_its_text_exactly_as_this_process_does(
         assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, expected, LIMIT)
         assert query.answered is not None and np.array_equal(query.answered, expected)
     assert helpers.served - before == len(TEXTS)
+
+
+def test_a_query_told_with_the_wake_is_embedded_exactly_and_one_not_told_as_asked(
+    helpers: ScanProcesses, threads: Handoff
+) -> None:
+    """A helper told the coming query's text embeds it while the scan's request comes: the answer
+    and the vector are this process's, and a request for another text than the one told (or
+    after a plain wake) embeds the text it asks."""
+    model = _static_model(TEXTS)
+    vectors = extended(None, _rows(600, dim=model.dim), model.dim, (1,))
+    offload = ScanOffload(threads.submit, helpers.submit)
+    _ready(helpers, vectors, offload)
+    moved, reader = model.shared_table(shared.copy), model.piece_reader()
+    assert moved is not None and reader is not None
+    # A first query maps the table and loads the reader: a wake names only what its helper has.
+    begin_nearest(vectors, _pieces_query(model, TEXTS[0], _not_here), LIMIT, None, offload)()
+    served = helpers.served
+    told = [(TEXTS[1], TEXTS[1]), (TEXTS[2], TEXTS[3]), (None, TEXTS[4]), (TEXTS[5], TEXTS[5])]
+    for text, asked in told:
+        helpers.wake(text, (*moved, reader))
+        expected = model.embed_queries([asked])[0]
+        query = _pieces_query(model, asked, _not_here)
+        assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, expected, LIMIT)
+        assert query.answered is not None and np.array_equal(query.answered, expected)
+    assert helpers.served == served + len(told)
 
 
 def test_a_query_a_stalled_helper_was_to_embed_is_embedded_and_searched_here(
@@ -288,11 +317,11 @@ def test_a_scope_freed_here_is_unmapped_by_the_helpers(helpers: ScanProcesses, t
     for vectors in (kept, dropped):
         begin_nearest(vectors, _queries(1)[0], LIMIT, None, offload)()
     mapped = _memfd_maps(pid)
-    assert mapped >= 6  # each scope's rows, scales and matrix
+    assert mapped >= 8  # each scope's rows, scales, matrix and stored components
     del dropped, vectors
     gc.collect()
     begin_nearest(kept, _queries(1)[0], LIMIT, None, offload)()  # the helper is told first
-    assert _memfd_maps(pid) == mapped - 3
+    assert _memfd_maps(pid) == mapped - 4
 
 
 def test_closing_stops_the_helpers_and_scans_run_here(threads: Handoff) -> None:
@@ -361,6 +390,35 @@ def test_hybrid_recall_through_the_helpers_is_recall_without_them(
         assert answers() == through
         assert provider._helpers.served - served == len(questions) and provider._table is not None
         assert len(provider._queries) == len(questions)  # each helper's embedding kept
+        # An answer not in when the lexical ranking ends (a helper late): the head's records are
+        # read meanwhile, in the ranking's read, and the answers are the same.
+        store = memory.store("default")
+        inside: list[bool] = []
+        reading, by_doc = store.reading_index, store.records_by_doc
+
+        @contextlib.contextmanager
+        def reading_index(scopes: Any) -> Iterator[Any]:
+            with reading(scopes) as index:
+                inside.append(True)
+                try:
+                    yield index
+                finally:
+                    inside.pop()
+
+        def records_by_doc(docs: Any) -> Any:
+            asked.append(bool(inside))
+            return by_doc(docs)
+
+        asked: list[bool] = []
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(store, "reading_index", reading_index)
+            patch.setattr(store, "records_by_doc", records_by_doc)
+            for answer_in in (True, False):
+                patch.setattr(hybrid._Begun, "ready", lambda self, answer_in=answer_in: answer_in)
+                provider._queries.clear()
+                asked.clear()
+                assert answers() == through
+                assert asked.count(True) == (0 if answer_in else len(questions))
         provider._helpers.close()  # from here each scan runs on a thread of this process
         provider._queries.clear()
         assert answers() == through
@@ -375,7 +433,7 @@ def test_a_helper_that_cannot_answer_leaves_the_scan_here(helpers: ScanProcesses
     query = _queries(1)[0]
     q8 = np.ones(sketch.rows.shape[1], dtype=np.int8)
     # Rows to rescore fewer than the sketch's: the helper's rescoring fails, and so says.
-    job = ScanJob(sketch.rows, sketch.scales, q8, vectors.matrix[:10], query, 100, LIMIT)
+    job = ScanJob(sketch.rows, sketch.scales, q8, vectors.matrix[:10], None, query, 100, LIMIT)
     here = (np.arange(3), np.zeros(3, dtype=np.float32))
     reply = helpers.submit(job, lambda: here)
     assert reply is not None

@@ -597,6 +597,10 @@ class PostgresRealmStore:
                     begin="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
                     decode=lambda rows: self._records(conn, rows),
                 )
+                # What records_by_doc is asked for next, read already: in the block as the ranking
+                # reads them (a hybrid recall reads the head's while its neighbours are to come), and
+                # after it.
+                self._ranked.records = index.records
                 try:
                     yield index
                 finally:
@@ -604,7 +608,7 @@ class PostgresRealmStore:
                         conn.execute("COMMIT")
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
             raise unavailable(exc, "recall") from exc
-        self._ranked.records = index.records  # what records_by_doc is asked for next, read already
+        self._ranked.records = index.records
 
     @contextmanager
     def exporting(

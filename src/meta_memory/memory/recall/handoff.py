@@ -51,6 +51,10 @@ class Job:
         the caller runs it), ``False`` when one has (its answer is :meth:`result`'s)."""
         return self._claim.acquire(blocking=False)
 
+    def done(self) -> bool:
+        """Whether a thread ran the job to its answer (read without waiting)."""
+        return not self._done.locked()
+
     def result(self) -> Any:
         """The job's answer, once the thread running it is done; the job's exception raised."""
         with self._done:

@@ -32,7 +32,7 @@ from .analyzer import query_terms as analyze_query
 from .fusion import DEFAULT_HYBRID, Fusion, HybridParams, near_enough
 from .handoff import Handoff
 from .index import TermIndex
-from .neighbours import MIN_SIMILARITY, Finish, Offload, PiecesQuery
+from .neighbours import MIN_SIMILARITY, Finish, Offload, PiecesQuery, ready
 from .provider import LexicalRecallProvider, RecallQuery, Scored, only_docs, relative
 from .scan_process import ScanOffload, ScanProcesses
 from .scorer import Ranking
@@ -299,12 +299,14 @@ class HybridRecallProvider:
         search: NeighbourSearch | None = None
         vectors = _vector_reads(store)
         if vectors is not None:
+            cached = self._cached(text)
             if self._table is not None:  # a static model's queries go to the scan helpers
-                self._helpers.wake()  # (its wait hidden behind the search's start: ScanProcesses.wake)
+                # Its wake-up, and the embedding of a query not asked before, hidden behind the
+                # search's start (ScanProcesses.wake).
+                self._helpers.wake(None if cached else text, self._table)
             try:
                 search = vectors.searcher(query.scopes, self.embedder)
                 begin: Begin | None = getattr(search, "begin", None)
-                cached = self._cached(text)
                 # A static model's query, not asked before, goes to a scan helper as its text.
                 pieces = None if begin is None or cached else self._pieces_query(text)
                 if pieces is not None and begin is not None:
@@ -329,6 +331,8 @@ class HybridRecallProvider:
         # those places short.
         scored: dict[int, float] = {}
         asked: Collection[int] = ()  # the neighbours whose lexical scores were read
+        # Records read while a scan helper's answer was still to come (by doc).
+        fetched: dict[int, Record] = {}
         try:
             if terms:
                 with store.reading_index(query.scopes) as index:
@@ -336,6 +340,11 @@ class HybridRecallProvider:
                     ranking = Ranking(ranked, terms)
                     head = ranking.top(places)
                     if searched is not None and searched.done():  # searched here: one read serves all
+                        if head and isinstance(searched, _Begun) and not searched.ready():
+                            # The scan is not done: the lexical head's first records are read
+                            # meanwhile (the fusion keeps its protected places, and fills most of
+                            # the rest from it).
+                            fetched = store.records_by_doc([doc for doc, _ in head[: query.max_entries]])
                         semantic, params = self._semantic(searched, query)
                         fusion = Fusion(head, semantic, params)
                         asked = fusion.contenders(places, ranking.ceilings())
@@ -382,10 +391,11 @@ class HybridRecallProvider:
             # batch never runs past the fusion's end, where the deeper one takes over.
             stop = min(len(fused), start + (query.max_entries if start == 0 else places))
             batch = [(doc, score) for doc, score in fused[start:stop] if doc not in seen]
-            by_doc = store.records_by_doc([doc for doc, _ in batch])
+            missing = [doc for doc, _ in batch if doc not in fetched]
+            by_doc = store.records_by_doc(missing) if missing else {}
             for doc, score in batch:
                 seen.add(doc)
-                record = by_doc.get(doc)
+                record = by_doc[doc] if doc in by_doc else fetched.get(doc)
                 if record is not None and query.live(record) and wanted.issubset(record.tags):
                     out.append((record, round(score, 6)))
                     if len(out) == query.max_entries:
@@ -464,6 +474,10 @@ class _Begun:
 
     def done(self) -> bool:
         return True
+
+    def ready(self) -> bool:
+        """Whether :meth:`result` waits for no scan (neighbours.Begun)."""
+        return ready(self._finish)
 
     def cancel(self) -> bool:
         return False

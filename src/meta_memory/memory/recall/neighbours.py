@@ -11,9 +11,10 @@ A query is one matrix-vector product and a partial sort: about 0.7 ms per 10,000
 dimensions on one core here. A scope of SKETCH_MIN vectors or more is ranked first in a sketch:
 its vectors projected on the few directions that hold most of their variance (principal
 components, fitted to a sample of the scope) and kept as int8 (Sketch), where a few hundred rows
-are taken and rescored in float32; a third of the product's cost over the development sets'
-30,619 records, and for their questions 0.996 of the exact top 10 (benchmarks/ann.py --devsets),
-as the float32 sketch's before it. A scope whose
+are taken and rescored from their stored int8 components (the float32 rows where a scope has
+none); a third of the product's cost over the development sets' 30,619 records, and for their
+questions 0.996 of the exact top 10 (benchmarks/ann.py --devsets), as the float32 sketch's and
+the float32 rescoring's before it. A scope whose
 variance is spread over many directions (where a sketch would miss) gets none: it is ranked first
 over the stored int8 components (a quarter of the bytes, kept beside the matrix) from INT8_MIN
 vectors, the rows found rescored in float32, at about two thirds of the product. A scope large
@@ -45,7 +46,7 @@ INT8_SLACK = 16
 # A scope this large is sketched (Sketch): ranked first in the fewest of SKETCH_DIMS principal
 # directions that hold SKETCH_EXPLAINED of its variance (none if none does), fitted to SKETCH_SAMPLE
 # of its vectors, then SKETCH_DEPTH_FACTOR times the neighbours wanted (at least SKETCH_DEPTH_MIN)
-# rescored in float32. A fit (or a refusal) stands until the scope is SKETCH_REFIT times as large,
+# rescored (sketch_scan). A fit (or a refusal) stands until the scope is SKETCH_REFIT times as large,
 # and once it saw SKETCH_REFIT_MAX vectors, for good (a new fit projects every vector again).
 SKETCH_MIN = 2_048
 SKETCH_DIMS = (32, 48, 64, 96, 128)
@@ -56,6 +57,9 @@ SKETCH_DEPTH_MIN = 256
 SKETCH_REFIT = 4
 SKETCH_REFIT_MAX = 65_536
 SAMPLE_STRIDE = 16  # a scan helper's threshold for a sketch's deepest rows: every 16th score
+# The sketch's rows are narrowed to NARROW_FACTOR times the neighbours wanted (INT8_SLACK more) by
+# their stored int8 components and an int8 query before they are rescored (_code_rescored).
+NARROW_FACTOR = 2
 
 # A scope's arrays, once it grows, are allocated GROWTH times its rows (GROWTH_MIN more at least):
 # rows read later are written past those of the copies already handed out, in place, instead of a
@@ -75,6 +79,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MIN_SIMILARITY",
+    "Begun",
     "PiecesQuery",
     "ScopeVectors",
     "ScopesSearch",
@@ -82,6 +87,7 @@ __all__ = [
     "decode_vectors",
     "extended",
     "nearest",
+    "ready",
     "record_text",
     "vector_bytes",
 ]
@@ -259,7 +265,9 @@ def extended(
         ann, sketch = cached.ann, cached.sketch
     sketch = sketched(sketch, matrix)
     if sketch is not None and sketch.rows is not None:
-        matrix = shared.copy(matrix)  # a scan helper rescores its rows (once shared, it grows shared)
+        # A scan helper narrows and rescores its rows (once shared, they grow shared).
+        matrix = shared.copy(matrix)
+        codes = None if codes is None else shared.copy(codes)
     if ann is None and ann_min is not None and len(docs) >= ann_min and ann_available():
         ann = ScopeAnn(dim)
     return ScopeVectors(docs, matrix, mark, ann, codes, sketch, room)
@@ -346,8 +354,35 @@ Finish = Callable[[], list[tuple[int, float]]]
 """The rest of a search begun by :func:`begin_nearest`: its answer, once the scan it started ends."""
 
 
+class Begun:
+    """A search begun whose scan runs on another thread or in a scan helper (a :data:`Finish`):
+    called, its answer (waiting for the scan); :meth:`ready`, whether the scan is done, so that
+    a caller with other work can do it first (hybrid recall reads records meanwhile)."""
+
+    __slots__ = ("_finish", "_ready")
+
+    def __init__(self, finish: Finish, ready: Callable[[], bool]) -> None:
+        self._finish, self._ready = finish, ready
+
+    def __call__(self) -> list[tuple[int, float]]:
+        return self._finish()
+
+    def ready(self) -> bool:
+        return self._ready()
+
+
+def ready(finish: Finish) -> bool:
+    """Whether calling ``finish`` waits for no scan (one that is not a :class:`Begun` never does)."""
+    return finish.ready() if isinstance(finish, Begun) else True
+
+
 class Pending(Protocol):
-    """A scan handed to another thread (a ``concurrent.futures.Future``, a handoff.Job)."""
+    """A scan handed to another thread (a ``concurrent.futures.Future``, a handoff.Job) or to a
+    scan helper (scan_process.py)."""
+
+    def done(self) -> bool:
+        """Whether its answer is in (read without waiting)."""
+        ...
 
     def cancel(self) -> bool:
         """Take it back if no thread started it (``True``: the caller runs it)."""
@@ -456,13 +491,13 @@ def begin_nearest(
         and depth < len(docs)
     ):
         # Ranked in the sketch first, as deep as SKETCH_DEPTH_FACTOR times the neighbours wanted,
-        # then the float32 rows of what it found (einsum's loop, GIL released: see below).
+        # then the rows it found rescored (sketch_scan: einsum and SimSIMD, GIL released: see below).
         q8 = _sketch_query(np.einsum("j,jk->k", q, sketch.projection))
         if q8 is not None:
-            rows8, scales = sketch.rows, sketch.scales
+            rows8, scales, codes = sketch.rows, sketch.scales, vectors.codes
 
             def scan() -> tuple[np.ndarray, np.ndarray]:
-                return sketch_scan(matrix, rows8, scales, q8, q, depth, limit)
+                return sketch_scan(matrix, codes, rows8, scales, q8, q, depth, limit)
 
             if offload is None:
                 here = scan()
@@ -471,7 +506,7 @@ def begin_nearest(
             remote: Remote | None = getattr(offload, "remote", None)
             pending = None
             if remote is not None:
-                pending = remote(ScanJob(rows8, scales, q8, matrix, q, depth, limit), scan)
+                pending = remote(ScanJob(rows8, scales, q8, matrix, codes, q, depth, limit), scan)
             if pending is None:
                 pending = offload(scan)
 
@@ -479,7 +514,7 @@ def begin_nearest(
                 # Still waiting for a thread (the cores busy): run here rather than wait for one.
                 return _ordered(docs, *(scan() if pending.cancel() else pending.result()))
 
-            return finish
+            return Begun(finish, pending.done)
     if allowed is None and vectors.codes is not None and len(docs) >= INT8_MIN:
         # A first pass over the int8 components (a quarter of the bytes), twice as deep as wanted
         # and more, then the float32 rows of what it found: the product's answer at half its cost.
@@ -521,7 +556,7 @@ def _begin_pieces(
         or depth >= len(vectors.docs)
     ):
         return None
-    docs, matrix = vectors.docs, vectors.matrix
+    docs, matrix, codes = vectors.docs, vectors.matrix, vectors.codes
     rows8, scales, projection = sketch.rows, sketch.scales, sketch.projection
 
     def scan() -> tuple[np.ndarray, np.ndarray]:  # here, when the helper fails or is late
@@ -529,10 +564,10 @@ def _begin_pieces(
         q8 = _sketch_query(np.einsum("j,jk->k", q, projection))
         if q8 is None:  # nothing in the sketch's directions: the exact product
             return _exact_rows(matrix, q, limit)
-        return sketch_scan(matrix, rows8, scales, q8, q, depth, limit)
+        return sketch_scan(matrix, codes, rows8, scales, q8, q, depth, limit)
 
     pieces = (query.table, query.weights, projection)
-    job = ScanJob(rows8, scales, None, matrix, None, depth, limit, pieces, query.text, query.reader)
+    job = ScanJob(rows8, scales, None, matrix, codes, None, depth, limit, pieces, query.text, query.reader)
     pending = remote(job, scan)
     if pending is None:
         return None
@@ -548,7 +583,7 @@ def _begin_pieces(
             ann.unbuilt(docs, matrix, query.vector())
         return answer
 
-    return finish
+    return Begun(finish, pending.done)
 
 
 class ScopesSearch:
@@ -589,7 +624,7 @@ class ScopesSearch:
             found = [hit for finish in begun for hit in finish()]
             return sorted(found, key=lambda hit: -hit[1])[:limit]
 
-        return merged
+        return Begun(merged, lambda: all(ready(finish) for finish in begun))
 
 
 def _sketch_query(query: np.ndarray) -> np.ndarray | None:
@@ -624,6 +659,7 @@ def _deepest(products: np.ndarray, scales: np.ndarray, depth: int) -> np.ndarray
 
 def sketch_scan(
     matrix: np.ndarray,
+    codes: np.ndarray | None,
     rows8: np.ndarray,
     scales: np.ndarray,
     q8: np.ndarray,
@@ -633,11 +669,46 @@ def sketch_scan(
     deepest: Callable[[np.ndarray, np.ndarray, int], np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A sketched scope's scan: the ``depth`` rows of its sketch ``rows8`` / ``scales`` nearest
-    the int8 query ``q8`` (``deepest``: how they are taken, default :func:`_deepest`), rescored in
-    float32 against ``q``; the ``limit`` best rows and their cosines, in no set order. Run here
-    and, with :func:`_deepest_sampled`, by a scan helper (scan_process.py)."""
+    the int8 query ``q8`` (``deepest``: how they are taken, default :func:`_deepest`), rescored
+    against ``q`` from their stored int8 components ``codes`` where the scope has them
+    (:func:`_code_rescored`), else from its float32 rows ``matrix``; the ``limit`` best rows and
+    their cosines, in no set order. Run here and, with :func:`_deepest_sampled`, by a scan helper
+    (scan_process.py)."""
     coarse = (deepest or _deepest)(_int8_products(rows8, q8), scales, depth)
+    if codes is not None:
+        found = _code_rescored(codes, coarse, q, limit)
+        if found is not None:
+            return found
     return _rescored_rows(matrix, coarse, q, limit)
+
+
+def _code_rescored(
+    codes: np.ndarray, coarse: np.ndarray, query: np.ndarray, limit: int
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_rescored_rows` from the rows' stored int8 components: a row of the float32 matrix
+    is its components normalized, so its cosine with ``query`` is their product with it over
+    their norm (float32 products, within 5e-7 of the matrix's). The rows are first narrowed to
+    NARROW_FACTOR x ``limit`` (+ INT8_SLACK) by the product with the query as int8 (SimSIMD),
+    whose order is the cosines' but for the query's rounding. Reads a quarter of the bytes of the
+    float32 rows, and none of the matrix; ``None`` without SimSIMD or for a query of zeros."""
+    import numpy as np
+
+    simsimd = _simsimd()
+    q8 = _sketch_query(query)
+    if simsimd is None or q8 is None:
+        return None
+    coarse = np.sort(coarse)  # read in the order they lie (as _rescored_rows)
+    picked = np.take(codes, coarse, axis=0)
+    # Each row's norm (a row of zeros: its cosine 0, as the matrix's row of zeros gives).
+    norms = np.sqrt(np.maximum(np.asarray(simsimd.dot(picked, picked)), 1.0))
+    keep = NARROW_FACTOR * limit + INT8_SLACK
+    if len(coarse) > keep:
+        near = np.asarray(simsimd.cdist(q8[None], picked, metric="dot"))[0] / norms
+        chosen = np.argpartition(-near, keep - 1)[:keep]
+        coarse, picked, norms = coarse[chosen], picked[chosen], norms[chosen]
+    scores = (np.einsum("ij,j->i", picked.astype(np.float32), query) / norms).astype(np.float32)
+    best = np.argpartition(-scores, min(limit, len(coarse)) - 1)[:limit]
+    return coarse[best], scores[best]
 
 
 def _exact_rows(matrix: np.ndarray, q: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:

@@ -25,8 +25,14 @@ this process keeps in shared memory once complete (StaticEmbedder.shared_table),
 this process's bit for bit; it answers the rows best first with that vector, which recall keeps
 in its query cache. The caller neither embeds nor orders: on benchmarks/hybrid.py's realm, timed
 part by part over 1,200 recalls, the query's embedding and the scan's start took the caller 0.25
-to 0.30 ms, the start of an ``embed`` request 0.08 to 0.10 (docs/benchmarks.md). A helper answers
+to 0.30 ms, the start of an ``embed`` request 0.08 to 0.10 (docs/benchmarks.md). A recall tells
+the helper its query's text as soon as it starts (:meth:`ScanProcesses.wake`), and the helper
+embeds it while the caller reads the scope's vectors and begins the search. A helper answers
 with row numbers only; this process maps them to its own scope's docs.
+
+Where the scope's vectors are stored compact, the rows the sketch finds are rescored from their
+stored int8 components (neighbours.sketch_scan), which the helper maps too: a quarter of the bytes
+of the float32 rows, read in random order out of the caches.
 """
 
 from __future__ import annotations
@@ -78,11 +84,15 @@ _MESSAGE_MAX = 1 << 20
 
 
 _Place = tuple[int, int, tuple[int, ...], str]  # an array in a request: buffer, offset, shape, dtype
+# A query a helper embedded on a wake: its text, its reader's number, the places of the table and
+# weights it was embedded with (as tuples), and its vector.
+_Early = tuple[str, int, tuple[tuple[Any, ...], ...], "np.ndarray"]
 
 
 class ScanJob(NamedTuple):
     """What a helper needs to scan a sketch: its int8 rows and scales, the query in it (int8), the
-    scope's float32 rows and the query, and how deep (neighbours.begin_nearest). Or, instead of
+    scope's float32 rows and its stored int8 components (``None``: not all compact), the query,
+    and how deep (neighbours.begin_nearest, neighbours.sketch_scan). Or, instead of
     the query, ``pieces``: the static model's table and weights and the sketch's projection, for
     the helper to embed the query itself from its ``text``, its pieces read as ``reader`` says
     (neighbours.PiecesQuery)."""
@@ -91,6 +101,7 @@ class ScanJob(NamedTuple):
     scales: np.ndarray
     query8: np.ndarray | None
     matrix: np.ndarray
+    codes: np.ndarray | None
     query: np.ndarray | None
     depth: int
     limit: int
@@ -254,27 +265,49 @@ class ScanProcesses:
                         return True
         return False
 
-    def wake(self) -> None:
+    def wake(
+        self, text: str | None = None, pieces: tuple[np.ndarray, np.ndarray, PieceReader] | None = None
+    ) -> None:
         """Tell the helper the next scan will go to that one is coming: it waits for it awake
         (WAKE_SPIN_S) instead of asleep. A recall calls this before the steps that precede its
         scan (reading the scope's vectors, the search's start), which hide the helper's wake-up:
         33 to 84 us on a 2-core VM for a process asleep for a millisecond or more, on the scan's
-        path otherwise."""
+        path otherwise. With the query's ``text`` and the static model's ``pieces`` (its table,
+        weights and piece reader, as an ``embed`` request names them), a helper that has them
+        embeds the query meanwhile, for the request to come (one that asks another text, or names
+        other arrays, embeds that one as before)."""
+        early: list[_Place] | None = None
+        if text is not None and pieces is not None:
+            located = [self._located(pieces[0]), self._located(pieces[1])]
+            if None not in located:
+                early = [described for _, described in cast("list[tuple[shared.Buffer, _Place]]", located)]
         with self._lock:
+            reader = None if pieces is None else self._readers.get(pieces[2])
             for helper in self._idle:
                 if helper.ready and not helper.late:
+                    message = _WAKE
+                    if (
+                        early is not None
+                        and reader is not None
+                        and reader in helper.readers
+                        and all(place[0] in helper.mapped for place in early)
+                    ):
+                        message = pickle.dumps(("wake", text, reader, early))
                     with contextlib.suppress(OSError):
-                        helper.sock.send(_WAKE, socket.MSG_DONTWAIT)
+                        helper.sock.send(message, socket.MSG_DONTWAIT)
                     return
 
     def submit(self, job: ScanJob, scan: Scan) -> _Reply | None:
         """``job`` sent to an idle helper, its reply to come (``scan`` runs here if it fails or is
         late); ``None`` when no helper can take it now (the caller scans as it would without)."""
-        shipped: tuple[np.ndarray, ...] = (job.rows, job.scales, job.matrix)
+        shipped: tuple[np.ndarray | None, ...] = (job.rows, job.scales, job.matrix, job.codes)
         if job.pieces is not None:
             shipped += job.pieces  # the table, its weights, the projection
-        places = [self._located(a) for a in shipped]
-        if any(p is None for p in places) or not self.available:
+        places = [None if a is None else self._located(a) for a in shipped]
+        if (
+            any(p is None for p, a in zip(places, shipped, strict=True) if a is not None)
+            or not self.available
+        ):
             return None
         helper = self._checkout()
         if helper is None:
@@ -289,9 +322,11 @@ class ScanProcesses:
                 unmap, helper.unmap = helper.unmap, []
             if unmap:
                 helper.sock.send(pickle.dumps(("unmap", unmap)))
-            arrays = []
+            arrays: list[_Place | None] = []
             for place in places:
-                assert place is not None
+                if place is None:  # (no codes)
+                    arrays.append(None)
+                    continue
                 buffer, described = place
                 if buffer.key not in helper.mapped:
                     socket.send_fds(
@@ -379,6 +414,13 @@ class _Reply:
     def cancel(self) -> bool:
         return False  # under way in the helper: read it, or run it here if it fails
 
+    def done(self) -> bool:
+        """Whether the helper's reply is in (the next message: one request at a time)."""
+        try:
+            return bool(select.select([self._helper.sock], [], [], 0)[0])
+        except (OSError, ValueError):  # closed: result() scans here
+            return True
+
     def result(self) -> tuple[np.ndarray, np.ndarray] | tuple[np.ndarray, list[float], np.ndarray]:
         """The scan's rows and their scores, in no set order; where the helper embedded the query,
         its ``kept`` rows best first (ties by row) and finite, and the query's embedding besides."""
@@ -432,13 +474,15 @@ def serve(sock: socket.socket) -> None:
 
     maps: dict[int, mmap.mmap] = {}
     readers: dict[int, tuple[PieceReader, WordPiece]] = {}
+    # A query embedded on a wake (its text, reader's number, table's and weights' places, vector).
+    early: _Early | None = None
     # Imports and kernels warmed before it says it is ready: its first scan is as quick as the rest.
     warm = {
         1: np.ones(16, dtype=np.int8).tobytes(),
         2: np.ones(2, dtype="<f4").tobytes(),
         3: np.ones(16, "<f4").tobytes(),
     }
-    arrays = [(1, 0, (2, 8), "|i1"), (2, 0, (2,), "<f4"), (3, 0, (2, 8), "<f4")]
+    arrays = [(1, 0, (2, 8), "|i1"), (2, 0, (2,), "<f4"), (3, 0, (2, 8), "<f4"), (1, 0, (2, 8), "|i1")]
     _scan(warm, ("scan", 0, arrays, np.ones(8, np.int8).tobytes(), np.ones(8, "<f4").tobytes(), 1, 1))
     _ARRAYS.clear()  # (the warm-up's keys are not the buffers')
     sock.send(b"ready")
@@ -447,12 +491,23 @@ def serve(sock: socket.socket) -> None:
         if not message:
             return
         if message == _WAKE:  # a scan is on its way: waited for awake, a little while
-            deadline = time.monotonic() + WAKE_SPIN_S
-            while time.monotonic() < deadline and not select.select([sock], [], [], 0)[0]:
-                pass
+            _awake(sock)
             continue
         request = pickle.loads(message)
-        if request[0] == "reader":
+        if request[0] == "wake":  # and its query's text: embedded while it comes
+            _, text, number, places = request
+            early = None
+            with contextlib.suppress(Exception):  # (the request embeds it, or fails, as before)
+                reader, tokenizer = readers[number]
+                table, weights = (_array(maps, *place) for place in places)
+                early = (
+                    text,
+                    number,
+                    tuple(map(tuple, places)),
+                    _embedded(table, weights, reader, tokenizer, text),
+                )
+            _awake(sock)
+        elif request[0] == "reader":
             with contextlib.suppress(Exception):  # (without it, its queries' scans fail: here)
                 readers[request[1]] = (request[2], request[2].tokenizer())
         elif request[0] == "map":
@@ -466,7 +521,28 @@ def serve(sock: socket.socket) -> None:
             for key in gone:
                 maps.pop(key, None)  # unmapped once no array over it is left
         else:
-            sock.send(_scan(maps, request, readers))
+            sock.send(_scan(maps, request, readers, early))
+            early = None
+
+
+def _awake(sock: socket.socket) -> None:
+    """Wait for the next message awake, at most WAKE_SPIN_S (it is read by the caller)."""
+    deadline = time.monotonic() + WAKE_SPIN_S
+    while time.monotonic() < deadline and not select.select([sock], [], [], 0)[0]:
+        pass
+
+
+def _embedded(
+    table: np.ndarray, weights: np.ndarray, reader: PieceReader, tokenizer: WordPiece, text: str
+) -> np.ndarray:
+    """``text`` embedded by the static model whose table and weights these are, its pieces read
+    by ``tokenizer`` as ``reader`` says: the embedder's own functions, so its vector bit for bit."""
+    import numpy as np
+
+    from ..embedding.static_embedder import piece_mean, text_pieces
+
+    ids = np.array(text_pieces(tokenizer, text, reader.max_chars), dtype=np.intp)
+    return piece_mean(table, weights, ids)
 
 
 _ARRAYS: dict[tuple[int, int, str], np.ndarray] = {}  # a helper's latest view at each place of its maps
@@ -486,34 +562,41 @@ def _array(maps: dict[int, Any], key: int, offset: int, shape: tuple[int, ...], 
     return array
 
 
-def _scan(maps: dict[int, Any], request: tuple[Any, ...], readers: dict[Any, Any] | None = None) -> bytes:
+def _scan(
+    maps: dict[int, Any],
+    request: tuple[Any, ...],
+    readers: dict[Any, Any] | None = None,
+    early: _Early | None = None,
+) -> bytes:
     """One scan's reply (neighbours.begin_nearest's steps on the mapped arrays); for an ``embed``
-    request, the query embedded first (static_embedder.piece_mean), the rows found ordered best
-    first (ties by row: a scope's docs ascend with its rows) with the finite ones kept, and the
-    query's embedding after them."""
+    request, the query embedded first (:func:`_embedded`; ``early``'s vector where it is the same
+    text embedded with the same reader and arrays on a wake), the rows found ordered best first
+    (ties by row: a scope's docs ascend with its rows) with the finite ones kept, and the query's
+    embedding after them."""
     import numpy as np
 
-    from ..embedding.static_embedder import piece_mean, text_pieces
     from .neighbours import _deepest_sampled, _sketch_query, sketch_scan
 
     # ("scan", ..., the int8 query, the float32 query, ...) or ("embed", ..., its text, its reader's number, ...)
     kind, number, arrays, first, second, depth, limit = request
     started = time.perf_counter()
     try:
-        mapped = [_array(maps, *place) for place in arrays]
-        rows, scales, matrix = mapped[:3]
+        mapped: list[Any] = [None if place is None else _array(maps, *place) for place in arrays]
+        rows, scales, matrix, codes = mapped[:4]
         if kind == "embed":
-            table, weights, projection = mapped[3:]
-            reader, tokenizer = (readers or {})[second]
-            ids = np.array(text_pieces(tokenizer, first, reader.max_chars), dtype=np.intp)
-            vector = piece_mean(table, weights, ids)
+            table, weights, projection = mapped[4:]
+            if early is not None and early[:3] == (first, second, (tuple(arrays[4]), tuple(arrays[5]))):
+                vector = early[3]
+            else:
+                reader, tokenizer = (readers or {})[second]
+                vector = _embedded(table, weights, reader, tokenizer, first)
             q = vector.astype(np.float32, copy=False)
             q8 = _sketch_query(np.einsum("j,jk->k", q, projection))
             if q8 is None:
                 return _HEADER.pack(number, _UNSKETCHED, 0, 0.0)
         else:
             q8, q = np.frombuffer(first, dtype=np.int8), np.frombuffer(second, dtype=np.float32)
-        top, scores = sketch_scan(matrix, rows, scales, q8, q, depth, limit, _deepest_sampled)
+        top, scores = sketch_scan(matrix, codes, rows, scales, q8, q, depth, limit, _deepest_sampled)
         kept = len(top)
         tail = b""
         if kind == "embed":

@@ -2,7 +2,7 @@
 
 A hybrid recall's neighbour search runs its scan in a helper process (scan_process.py) so that the
 caller's lexical ranking keeps the GIL. For that, the arrays the scan reads (a scope's sketch, its
-scales and its float32 rows) are allocated here once :func:`enable` was called: each in a
+scales, its float32 rows and their stored int8 components) are allocated here once :func:`enable` was called: each in a
 ``memfd`` of its own, mapped by this process and, when a scan first needs it, by a helper (its
 file descriptor passed over a socket). Rows appended in place later (neighbours.GROWTH) are seen
 by the helper as they are written; a scan reads only the rows its copy holds. Memory is freed when
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_BUFFERS", "Buffer", "copy", "enable", "enabled", "locate", "take_released", "zeros"]
 
-# Each buffer holds a file descriptor open while it lives (three per sketched scope): past this
+# Each buffer holds a file descriptor open while it lives (four per sketched scope): past this
 # many, arrays are made ordinary again and those scopes scanned here.
 MAX_BUFFERS = 384
 
