@@ -599,11 +599,14 @@ class PostgresRealmStore:
                 )
                 # What records_by_doc is asked for next, read already: in the block as the ranking
                 # reads them (a hybrid recall reads the head's while its neighbours are to come), and
-                # after it.
+                # after it. In the block it reads the rest on the block's connection: a second
+                # connection from the pool could wait for this one (a pool of one).
                 self._ranked.records = index.records
+                outer, self._ranked.conn = getattr(self._ranked, "conn", None), conn
                 try:
                     yield index
                 finally:
+                    self._ranked.conn = outer
                     if not conn.closed and conn.info.transaction_status != TransactionStatus.IDLE:
                         conn.execute("COMMIT")
         except (psycopg.OperationalError, psycopg_pool.PoolTimeout) as exc:
@@ -708,17 +711,26 @@ class PostgresRealmStore:
             return {doc: ranked[doc] for doc in docs}
         if not docs:
             return {}
+        reading: psycopg.Connection[Any] | None = getattr(self._ranked, "conn", None)
+        if reading is not None:  # in this thread's reading_index: its connection and snapshot
+            try:
+                return self._records_of_docs(reading, docs)
+            except psycopg.OperationalError as exc:
+                raise unavailable(exc, "recall") from exc
 
         def run() -> dict[int, Record]:
             with self._read() as conn:
-                rows = conn.execute(
-                    f"SELECT {RECORD_COLUMNS} FROM unnest(%s::bigint[]) AS d(doc) "
-                    "JOIN records r ON r.doc = d.doc WHERE r.realm = %s",
-                    (list(docs), self.realm),
-                ).fetchall()
-                return {row[0]: record for row, record in zip(rows, self._records(conn, rows), strict=True)}
+                return self._records_of_docs(conn, docs)
 
         return retrying_read(run, "read")
+
+    def _records_of_docs(self, conn: psycopg.Connection[Any], docs: Sequence[int]) -> dict[int, Record]:
+        rows = conn.execute(
+            f"SELECT {RECORD_COLUMNS} FROM unnest(%s::bigint[]) AS d(doc) "
+            "JOIN records r ON r.doc = d.doc WHERE r.realm = %s",
+            (list(docs), self.realm),
+        ).fetchall()
+        return {row[0]: record for row, record in zip(rows, self._records(conn, rows), strict=True)}
 
     def mark_recalled(self, memory_ids: Iterable[str], at_ms: int) -> None:
         with self._usage_lock:
