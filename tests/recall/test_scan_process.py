@@ -9,6 +9,8 @@ import contextlib
 import gc
 import os
 import signal
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -234,6 +236,24 @@ def test_a_helper_told_a_scan_is_coming_answers_it_and_the_ones_after(
             time.sleep(0.01)  # past its wait awake: asleep again when the scan comes
         assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, query, LIMIT)
     assert helpers.served == served + len(queries)
+
+
+@pytest.mark.parametrize("after_s", [0.0, 0.0002, 0.02])
+def test_a_reply_is_seen_whether_it_comes_while_looked_for_awake_or_asleep(after_s: float) -> None:
+    """scan_process._arrives: a message in at once, during the awake looks, or after them (while
+    asleep) is seen; none within the wait is not."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    timer = threading.Timer(after_s, lambda: theirs.send(b"reply"))
+    timer.start()
+    try:
+        assert scan_process._arrives(ours, 5.0, 0.001)
+        assert ours.recv(64) == b"reply"
+        timer.join()
+        assert not scan_process._arrives(ours, 0.01, 0.001)
+    finally:
+        timer.join()
+        ours.close()
+        theirs.close()
 
 
 def test_rows_appended_in_place_after_a_helper_mapped_them_are_scanned(
