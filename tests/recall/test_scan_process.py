@@ -256,6 +256,30 @@ def test_a_reply_is_seen_whether_it_comes_while_looked_for_awake_or_asleep(after
         theirs.close()
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="keeping a helper off a CPU needs two")
+def test_a_helper_is_kept_off_the_cpu_of_the_caller_that_wakes_it_or_sends_it_a_scan(
+    helpers: ScanProcesses, threads: Handoff
+) -> None:
+    """Woken by a caller, a helper was placed on the caller's own CPU and ran there instead of on
+    an idle one: each wake and each request first takes the caller's CPU out of the helper's."""
+    vectors = extended(None, _rows(500), DIM, (1,))
+    offload = ScanOffload(threads.submit, helpers.submit)
+    _ready(helpers, vectors, offload)
+    (pid,) = _helper_pids(helpers)
+    allowed = os.sched_getaffinity(0)
+    first, second = sorted(allowed)[:2]
+    try:
+        os.sched_setaffinity(0, {first})  # this thread, on one CPU
+        helpers.wake()
+        assert os.sched_getaffinity(pid) == allowed - {first}
+        os.sched_setaffinity(0, {second})
+        query = _queries(1)[0]
+        assert begin_nearest(vectors, query, LIMIT, None, offload)() == nearest(vectors, query, LIMIT)
+        assert os.sched_getaffinity(pid) == allowed - {second}
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
 def test_rows_appended_in_place_after_a_helper_mapped_them_are_scanned(
     helpers: ScanProcesses, threads: Handoff
 ) -> None:

@@ -33,11 +33,16 @@ with row numbers only; this process maps them to its own scope's docs.
 Where the scope's vectors are stored compact, the rows the sketch finds are rescored from their
 stored int8 components (neighbours.sketch_scan), which the helper maps too: a quarter of the bytes
 of the float32 rows, read in random order out of the caches.
+
+A helper is kept off the CPU of the caller that wakes it or sends it a scan (``_Helper.keep_off``):
+a helper woken after the caller had slept (an agent's recalls come seconds apart) was placed on the
+caller's own CPU by the scheduler, and the caller stood still behind it, while the other CPU idled.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 import os
@@ -143,6 +148,8 @@ class _Helper:
         self.readers: set[int | None] = set()  # the piece readers it has loaded (by number)
         self.unmap: list[int] = []  # buffers freed here, to be unmapped before its next scan
         self.started = time.monotonic()
+        self.kept_off: int | None = None  # the CPU it is kept off (keep_off), if any
+        self.cpus: frozenset[int] | None = None  # the CPUs it started with (read at keep_off)
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", __name__, str(theirs.fileno())],
@@ -154,6 +161,25 @@ class _Helper:
             )
         finally:
             theirs.close()
+
+    def keep_off(self, cpu: int | None) -> None:
+        """Keep the helper off ``cpu``, the caller's (this process's CPUs but that one, where it
+        has two or more; set again only when the caller's CPU changed). Woken by a caller that
+        had slept, a helper was mostly placed on the caller's own CPU (the scheduler's wake-up
+        affinity) and ran there instead of on the idle one: the caller stood still behind it for
+        its whole wait awake. With recalls 20 ms apart, hybrid p50 3.6 ms against 2.0 with the
+        helper kept off (docs/benchmarks.md)."""
+        if cpu is None or cpu == self.kept_off:
+            return
+        try:
+            if self.cpus is None:
+                self.cpus = frozenset(os.sched_getaffinity(self.process.pid))
+            if cpu not in self.cpus or len(self.cpus) < 2:
+                return
+            os.sched_setaffinity(self.process.pid, self.cpus - {cpu})
+        except (AttributeError, OSError):  # (gone: found out at its next request; no affinity here)
+            return
+        self.kept_off = cpu
 
     def check_ready(self) -> bool:
         """Whether the helper said it is ready (read without waiting)."""
@@ -296,6 +322,7 @@ class ScanProcesses:
                         and all(place[0] in helper.mapped for place in early)
                     ):
                         message = pickle.dumps(("wake", text, reader, early))
+                    helper.keep_off(_current_cpu())
                     with contextlib.suppress(OSError):
                         helper.sock.send(message, socket.MSG_DONTWAIT)
                     return
@@ -315,6 +342,7 @@ class ScanProcesses:
         helper = self._checkout()
         if helper is None:
             return None
+        helper.keep_off(_current_cpu())
         try:
             with self._lock:  # freed buffers: each helper that mapped one is told before its next scan
                 for key in shared.take_released():
@@ -394,6 +422,26 @@ class ScanProcesses:
             self._idle.clear()
         for helper in helpers:
             helper.stop()
+
+
+@functools.cache
+def _getcpu() -> Callable[[], int] | None:
+    """The C library's ``sched_getcpu`` (the CPU the calling thread runs on), ``None`` without."""
+    try:
+        import ctypes
+
+        getcpu = ctypes.CDLL(None, use_errno=True).sched_getcpu
+    except (AttributeError, OSError):
+        return None
+    getcpu.restype, getcpu.argtypes = ctypes.c_int, []
+    return cast("Callable[[], int]", getcpu)
+
+
+def _current_cpu() -> int | None:
+    """The CPU this thread runs on now, ``None`` where that is not known."""
+    getcpu = _getcpu()
+    cpu = getcpu() if getcpu is not None else -1
+    return cpu if cpu >= 0 else None
 
 
 class _Reply:
