@@ -2,14 +2,14 @@
 
 A hybrid recall's neighbour search runs its scan in a helper process (scan_process.py) so that the
 caller's lexical ranking keeps the GIL. For that, the arrays the scan reads (a scope's sketch, its
-scales, its float32 rows and their stored int8 components) are allocated here once :func:`enable` was called: each in a
-``memfd`` of its own, mapped by this process and, when a scan first needs it, by a helper (its
-file descriptor passed over a socket). Rows appended in place later (neighbours.GROWTH) are seen
-by the helper as they are written; a scan reads only the rows its copy holds. Memory is freed when
-the last array over a buffer is collected here (:func:`take_released` then names it, for the
-helpers to unmap). Where ``memfd`` is missing (not Linux) or fails, or an array is small, an
-ordinary array is made and the scan runs in this process. Only the arrays of scopes large enough
-to be sketched (neighbours.SKETCH_MIN vectors) are asked for here.
+scales, its float32 rows and their stored int8 components) are allocated here once :func:`enable`
+was called: each in a ``memfd`` of its own, mapped by this process and, when a scan first needs it,
+by a helper (its file descriptor passed over a socket). Rows appended in place later
+(neighbours.GROWTH) are seen by the helper as they are written; a scan reads only the rows its copy
+holds. Memory is freed when the last array over a buffer is collected here (:func:`take_released`
+then names it, for the helpers to unmap). Where ``memfd`` is missing (not Linux) or fails, or an
+array is small, an ordinary array is made and the scan runs in this process. Only the arrays of
+scopes large enough to be sketched (neighbours.SKETCH_MIN vectors) are asked for here.
 """
 
 from __future__ import annotations
