@@ -300,7 +300,7 @@ class HybridRecallProvider:
         vectors = _vector_reads(store)
         if vectors is not None:
             cached = self._cached(text)
-            if self._table is not None:  # a static model's queries go to the scan helpers
+            if self._table is not None and allowed is None:  # to a scan helper (a filter: here)
                 # Its wake-up, and the embedding of a query not asked before, hidden behind the
                 # search's start (ScanProcesses.wake).
                 self._helpers.wake(None if cached else text, self._table)
