@@ -232,7 +232,7 @@ def near_enough(
     best when the floor left some out (the least kept is then a real candidate, not the edge of a
     crowd: with the list's own least it would count for nothing)."""
     nearest = neighbours[: params.depth]
-    kept = [(doc, score) for doc, score in nearest if score >= min_similarity]
+    kept = [hit for hit in nearest if hit[1] >= min_similarity]
     if len(kept) < len(nearest) and params.method == "convex" and params.semantic_floor is None:
         params = replace(params, semantic_floor=min_similarity)
     return kept, params
@@ -404,40 +404,46 @@ class Fusion:
             return hybrid_scored(lexical, self.semantic, limit=limit, params=deep)
         _check_limit(limit)
         have = {doc for doc, _ in head}
-        below = sorted(
-            ((doc, score) for doc, score in scored.items() if doc in near and doc not in have),
-            key=lambda hit: (-hit[1], hit[0]),
-        )
-        lexical = [*head, *below]
-        lex_scores = [s for _, s in lexical]
+        # The neighbours below the head with a lexical score, by score then doc (as tuples: no key).
+        below = sorted([(-score, doc) for doc, score in scored.items() if doc in near and doc not in have])
+        docs = [doc for doc, _ in head]
+        docs += [doc for _, doc in below]
+        lex_scores = [s for _, s in head]
+        lex_scores += [-negated for negated, _ in below]
         weighted = _weighted(lex_scores, params.lexical_floor, params.lexical_weight).many(lex_scores)
-        scores: dict[int, float] = {}
-        best: dict[int, int] = {}
-        for position, ((doc, _), part) in enumerate(zip(lexical, weighted, strict=True), start=1):
-            i = near.get(doc)
+        # (-fused score, best rank, doc) of each doc, sorted below: the lexical part first, then the
+        # cosine's (as hybrid_scored adds them).
+        rows: list[tuple[float, int, int]] = []
+        add, get = rows.append, near.get
+        for position, doc, part in zip(itertools.count(1), docs, weighted):
+            i = get(doc)
             if i is None:
-                scores[doc], best[doc] = part, position
-            else:  # lexical part first, then the cosine's (as hybrid_scored adds them)
-                scores[doc], best[doc] = part + parts[i], min(position, i + 1)
-        protected = [doc for doc, _ in lexical[: min(params.protect, limit)]]
+                add((-part, position, doc))
+            else:
+                add((-(part + parts[i]), i + 1 if i < position else position, doc))
+        protected = docs[: min(params.protect, limit)]
+        # (The protected docs' rows are the first: their scores, before the sort.)
+        protected_scores = [-negated for negated, _, _ in rows[: len(protected)]]
         wanted = limit + len(protected)
         # A doc only the embedding ranks scores its cosine part alone, which never rises down a
         # best-first list, and its best rank is its place there: past the first ``wanted`` such
         # docs none can reach the places (an unsorted list is fused whole).
         alone = wanted if self._ordered else len(sem)
         if alone:
-            for position, ((doc, _), part) in enumerate(zip(sem, parts, strict=True), start=1):
-                if doc not in scores:
-                    scores[doc], best[doc] = part, position
+            ranked = set(docs)
+            for position, (doc, _), part in zip(itertools.count(1), sem, parts):
+                if doc not in ranked:
+                    add((-part, position, doc))
                     alone -= 1
                     if not alone:
                         break
-        rows = sorted([(-score, best[doc], doc) for doc, score in scores.items()])
-        merged = [doc for _, _, doc in rows[:wanted]]
-        if protected:
-            kept = set(protected)
-            merged = (protected + [d for d in merged if d not in kept])[:limit]
-        return monotone([(d, scores[d]) for d in merged])
+        rows.sort()
+        if not protected:
+            return monotone([(doc, -negated) for negated, _, doc in rows[:wanted]])
+        kept = set(protected)
+        merged = list(zip(protected, protected_scores, strict=True))
+        merged += [(doc, -negated) for negated, _, doc in rows[:wanted] if doc not in kept]
+        return monotone(merged[:limit])
 
 
 def hybrid(
