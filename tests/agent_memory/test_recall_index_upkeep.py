@@ -1501,6 +1501,33 @@ def test_a_long_catch_up_writes_straight_into_the_postings(
         store.close()
 
 
+def test_postings_read_for_some_docs_give_each_docs_rows_once_whatever_the_lists_length(
+    tmp_path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, no_quiet_time_indexing: None
+) -> None:
+    """A read of some docs' postings names them in an IN list padded to a power of two with
+    repeats (recall_index._padded: its statement stays prepared); each doc's row comes once, as
+    the whole posting list holds it."""
+    from meta_memory.memory.sqlite import recall_index
+
+    monkeypatch.setattr(recall_index, "FRESH_BATCH_MAX", 5)  # straight into the postings
+    path = tmp_path / "r.sqlite3"
+    store = SqliteRealmStore(path, REALM, clock=clock)
+    try:
+        harbor_notes(store, clock, range(12))
+        store.flush_index()
+        assert fresh_docs(path) == set()
+        index = store.term_index([Scope.identity(REALM, "alice")])
+        whole = {row[0]: tuple(row) for row in index.postings(["harbor"])["harbor"]}
+        assert len(whole) == 12
+        docs = sorted(whole)
+        for wanted in (docs[:1], docs[:3], docs[2:7], docs[:9], [docs[5], docs[1], docs[11]]):
+            assert len(recall_index._padded(wanted)) >= len(wanted)
+            rows = [tuple(row) for row in index.postings_for_docs(["harbor"], wanted)["harbor"]]
+            assert sorted(rows) == sorted(whole[doc] for doc in wanted)
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize(("batch", "rounds"), [(1, 60), (9, 20)])
 def test_under_writes_that_never_pause_the_fresh_tier_stays_bounded(
     tmp_path: Path,

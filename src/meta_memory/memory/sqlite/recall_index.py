@@ -735,13 +735,14 @@ class RecallIndexFile:
         number of scopes (a seek per scope in the primary key)."""
         out: dict[str, list[PostingRow]] = {}
         where = f"scope_id IN ({','.join('?' * len(scope_ids))})" if len(scope_ids) > 1 else "scope_id = ?"
+        listed = () if docs is None else _padded(docs)
         with self._snapshot() as db:
             for term, term_id in self.lookup_term_ids(terms).items():
                 sql = f"SELECT doc, tf_title, tf_body, tf_tags, length FROM postings WHERE {where} AND term_id = ?"
                 args: list[int] = [*scope_ids, term_id]
                 if docs is not None:
-                    sql += f" AND doc IN ({','.join('?' * len(docs))})"
-                    args.extend(docs)
+                    sql += f" AND doc IN ({','.join('?' * len(listed))})"
+                    args.extend(listed)
                 rows = db.execute(sql, args).fetchall()
                 if rows:
                     out[term] = rows
@@ -779,6 +780,14 @@ class RecallIndexFile:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _padded(docs: Sequence[int]) -> Sequence[int]:
+    """``docs`` with its last repeated up to a power of two long: a ranking's IN lists (1 to 1,024
+    docs) then take one of a few statements, which stay prepared (the connection keeps 128; a new
+    one for a 162-doc list cost a third of its 0.33 ms read). IN is a set: a repeat adds nothing."""
+    size = 1 << max(len(docs) - 1, 0).bit_length()
+    return docs if not docs or size == len(docs) else [*docs, *[docs[-1]] * (size - len(docs))]
 
 
 def open_index_file(index_path: Path, realm: sqlite3.Connection, realm_path: Path) -> RecallIndexFile:
