@@ -1521,7 +1521,8 @@ def test_postings_read_for_some_docs_give_each_docs_rows_once_whatever_the_lists
         assert len(whole) == 12
         docs = sorted(whole)
         for wanted in (docs[:1], docs[:3], docs[2:7], docs[:9], [docs[5], docs[1], docs[11]]):
-            assert len(recall_index._padded(wanted)) >= len(wanted)
+            padded = len(recall_index._padded(wanted))
+            assert padded >= len(wanted) and padded & (padded - 1) == 0  # a power of two
             rows = [tuple(row) for row in index.postings_for_docs(["harbor"], wanted)["harbor"]]
             assert sorted(rows) == sorted(whole[doc] for doc in wanted)
     finally:

@@ -785,9 +785,16 @@ class RecallIndexFile:
 def _padded(docs: Sequence[int]) -> Sequence[int]:
     """``docs`` with its last repeated up to a power of two long: a ranking's IN lists (1 to 1,024
     docs) then take one of a few statements, which stay prepared (the connection keeps 128; a new
-    one for a 162-doc list cost a third of its 0.33 ms read). IN is a set: a repeat adds nothing."""
+    one for a 162-doc list cost a third of its 0.33 ms read). IN is a set: a repeat adds nothing.
+    A list longer than a ranking's (RankParams.candidate_cap) is left as it is: far from SQLite's
+    limit on a statement's parameters either way."""
     size = 1 << max(len(docs) - 1, 0).bit_length()
-    return docs if not docs or size == len(docs) else [*docs, *[docs[-1]] * (size - len(docs))]
+    if not docs or size == len(docs) or len(docs) > _PADDED_MAX:
+        return docs
+    return [*docs, *[docs[-1]] * (size - len(docs))]
+
+
+_PADDED_MAX = 1024
 
 
 def open_index_file(index_path: Path, realm: sqlite3.Connection, realm_path: Path) -> RecallIndexFile:
