@@ -37,7 +37,7 @@ from rich.console import Console
 from meta_memory.memory.recall.ann import ATTEMPTS, EXPANSIONS, PROBES_KEPT, ScopeAnn
 from meta_memory.memory.recall.neighbours import (
     ScopeVectors,
-    _codes,
+    decode_codes,
     decode_vectors,
     nearest,
     sketched,
@@ -201,7 +201,7 @@ def _sketch(matrix: np.ndarray, docs: np.ndarray, queries: np.ndarray) -> None:
     vectors as a store keeps them (int8 components, decoded to normalized float32 rows): the rows
     the sketch finds rescored from the components, as recall does, and from the float32 rows."""
     blobs = [vector_bytes(v) for v in matrix]
-    matrix, codes = decode_vectors(blobs, matrix.shape[1]), _codes(blobs, matrix.shape[1])
+    matrix, codes = decode_vectors(blobs, matrix.shape[1]), decode_codes(blobs, matrix.shape[1])
     started = time.perf_counter()
     sketch = sketched(None, matrix)
     fit_s = time.perf_counter() - started

@@ -1525,6 +1525,8 @@ def test_postings_read_for_some_docs_give_each_docs_rows_once_whatever_the_lists
             assert padded >= len(wanted) and padded & (padded - 1) == 0  # a power of two
             rows = [tuple(row) for row in index.postings_for_docs(["harbor"], wanted)["harbor"]]
             assert sorted(rows) == sorted(whole[doc] for doc in wanted)
+        # Past a ranking's candidates (1,024) a list is read as it is.
+        assert len(recall_index._padded(list(range(1025)))) == 1025
     finally:
         store.close()
 

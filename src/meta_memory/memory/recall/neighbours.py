@@ -84,6 +84,7 @@ __all__ = [
     "ScopeVectors",
     "ScopesSearch",
     "begin_nearest",
+    "decode_codes",
     "decode_vectors",
     "extended",
     "nearest",
@@ -249,7 +250,7 @@ def extended(
     docs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     blobs = [bytes(r[1]) for r in rows]
     matrix = decode_vectors(blobs, dim)
-    codes = _codes(blobs, dim)
+    codes = decode_codes(blobs, dim)
     ann = sketch = room = None
     if cached is not None and not len(docs):
         docs, matrix, codes, room = cached.docs, cached.matrix, cached.codes, cached.room
@@ -337,8 +338,9 @@ def _projected(rows: np.ndarray, projection: np.ndarray) -> tuple[np.ndarray, np
     return np.ascontiguousarray(codes), scales
 
 
-def _codes(blobs: Sequence[bytes], dim: int) -> np.ndarray | None:
-    """The int8 components of ``blobs`` as one matrix, or ``None`` if any is not compact."""
+def decode_codes(blobs: Sequence[bytes], dim: int) -> np.ndarray | None:
+    """The int8 components of stored vectors (:func:`vector_bytes`) as one matrix, or ``None`` if
+    any is not compact; beside :func:`decode_vectors`, what a scope keeps of them (ScopeVectors)."""
     import numpy as np
 
     if any(len(b) != dim + 4 for b in blobs):
