@@ -363,6 +363,30 @@ def test_near_enough_places_cosines_between_the_least_neighbour_or_the_cut_floor
     assert near_enough([], 0.3) == ([], DEFAULT_HYBRID)
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    cosines=st.lists(
+        st.one_of(
+            st.floats(min_value=-1.0, max_value=1.0),
+            st.sampled_from([math.nan, math.inf, -math.inf, 0.3]),
+        ),
+        max_size=120,
+    ),
+    floor=st.sampled_from([0.3, 0.0, -1.0, 0.9, math.nan]),
+)
+def test_near_enough_keeps_each_neighbour_at_least_the_floor_near_in_any_order(
+    cosines: list[float], floor: float
+) -> None:
+    neighbours = list(enumerate(cosines))
+    kept, params = near_enough(neighbours, floor)
+    # The definition, read plainly: the first ``depth``, those at least ``floor`` near (NaN never is).
+    nearest = neighbours[: DEFAULT_HYBRID.depth]
+    expected = [(doc, c) for doc, c in nearest if c >= floor]
+    assert kept == expected
+    cut = len(expected) < len(nearest)
+    assert params == (replace(DEFAULT_HYBRID, semantic_floor=floor) if cut else DEFAULT_HYBRID)
+
+
 def test_monotone_raises_each_score_to_the_best_after_it() -> None:
     assert monotone([(1, 0.2), (2, 0.5), (3, 0.1), (4, 0.3)]) == [(1, 0.5), (2, 0.5), (3, 0.3), (4, 0.3)]
     assert monotone([]) == []
