@@ -203,6 +203,31 @@ def test_the_realm_scope_is_read_by_every_identity_and_operator_scopes_only_when
     assert (found.memory_id, found.scope_kind) == (rule.memory_id, "operator")
 
 
+def test_shared_scopes_recalled_before_they_hold_a_record_are_read_once_written(
+    crew: Callable[..., MetaHandle],
+) -> None:
+    meta = crew()
+    for _ in range(3):  # each recall reads the realm and mob scopes, and neither exists yet
+        assert meta.recall_agent_memory("lead:main", query_text="where is the office") == []
+        assert meta.recall_agent_memory("lead:main", query_text="staging reset") == []
+    office = meta.remember_agent_memory(
+        scope={"kind": "realm"}, title="Office", body="The office is in Lyon."
+    )
+    shared = meta.remember_agent_memory(scope=MOB, **STAGING)
+    assert [r.memory_id for r in meta.recall_agent_memory("lead:main", query_text="where is the office")] == [
+        office.memory_id
+    ]
+    assert [r.memory_id for r in meta.recall_agent_memory("lead:main", query_text="staging reset")] == [
+        shared.memory_id
+    ]
+    assert [
+        r.memory_id for r in meta.recall_agent_memory("lead:main", selection="always", max_entries=8)
+    ] == [
+        shared.memory_id,
+        office.memory_id,
+    ]
+
+
 def test_access_rules_decide_which_shared_scopes_an_identity_reads(crew: Callable[..., MetaHandle]) -> None:
     access = {
         "enabled": True,

@@ -91,6 +91,7 @@ __all__ = ["REALM_PAGE_SIZE", "SqliteRealmStore"]
 
 # A read that finds the vectors behind nudges the indexing process at most this often.
 VECTOR_NUDGE_GAP_S = 1.0
+ABSENT_SCOPES_KEPT = 4096  # scopes remembered as not there (past it, forgotten and asked again)
 
 _log = logging.getLogger(__name__)
 # store_meta key: a purge deleted rows whose files are not rewritten yet (see _finish_rewrite).
@@ -136,6 +137,10 @@ class SqliteRealmStore:
         self._closed = False
         self._scope_ids: dict[tuple[str, str], int] = {}
         self._scope_by_id: dict[int, Scope] = {}
+        # Scopes looked up and not there (a recall asks the realm's shared scope, mostly empty, two
+        # or three times): only this store adds scopes to its file (one runtime per state dir),
+        # and it drops a key from here as it adds it.
+        self._absent_scopes: set[tuple[str, str]] = set()
         self._txn_new_scopes: list[tuple[str, str]] = []
         self._usage = PendingUsage()  # recall counters not yet written back (usage.py)
         self._files_open = False
@@ -362,10 +367,16 @@ class SqliteRealmStore:
         cached = self._scope_ids.get(key)
         if cached is not None:
             return cached
+        if not create and key in self._absent_scopes:
+            return None
         row = self._db.execute("SELECT scope_id FROM scopes WHERE kind = ? AND key = ?", key).fetchone()
         if row is None:
             if not create:
+                if len(self._absent_scopes) >= ABSENT_SCOPES_KEPT:
+                    self._absent_scopes.clear()
+                self._absent_scopes.add(key)
                 return None
+            self._absent_scopes.discard(key)
             row = (self._db.execute("INSERT INTO scopes (kind, key) VALUES (?, ?)", key).lastrowid,)
             self._txn_new_scopes.append(key)
         self._scope_ids[key] = row[0]
