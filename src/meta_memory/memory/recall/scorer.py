@@ -74,16 +74,29 @@ def _query_weight(term: str, params: RankParams) -> float:
     return 1.0
 
 
+def _term_weights(params: RankParams, doc_count: int, dfs: Mapping[str, int]) -> dict[str, float]:
+    """Each term's query weight times its inverse document frequency (BM25's)."""
+    return {
+        term: _query_weight(term, params) * math.log(1.0 + (doc_count - df + 0.5) / (df + 0.5))
+        for term, df in dfs.items()
+    }
+
+
 class _Scorer:
     """Accumulates BM25F contributions; the inner loop keeps its constants in locals for speed."""
 
-    def __init__(self, params: RankParams, doc_count: int, avg_length: float, dfs: Mapping[str, int]) -> None:
+    def __init__(
+        self,
+        params: RankParams,
+        doc_count: int,
+        avg_length: float,
+        dfs: Mapping[str, int],
+        weights: Mapping[str, float] | None = None,
+    ) -> None:
         self.params = params
         self.doc_count = doc_count
-        self.weights = {
-            term: _query_weight(term, params) * math.log(1.0 + (doc_count - df + 0.5) / (df + 0.5))
-            for term, df in dfs.items()
-        }
+        # (``weights``: the terms' weights worked out before, under the same statistics: Ranking._scorer)
+        self.weights = _term_weights(params, doc_count, dfs) if weights is None else weights
         # Every doc in here holds a query word or concept: cues never add a doc on their own.
         self.scores: dict[int, float] = {}
 
@@ -137,6 +150,7 @@ class Ranking:
         # score_ceilings' bound for the terms not read in full: for a doc holding a word read in
         # full, and for one holding none (worked out at its first call after top()).
         self._ceiling_parts: Ceilings | None = None
+        self._weights: Mapping[str, float] | None = None  # the terms' (_Scorer.weights), once worked out
         unique = sorted(set(terms))
         if not unique:
             return
@@ -151,13 +165,22 @@ class Ranking:
             return
         self._state = (doc_count, max(total_length / doc_count, 1.0), dfs, opening.postings)
 
+    def _scorer(self) -> _Scorer:
+        """A scorer under the ranking's statistics, the terms' weights worked out once (top, the
+        ceilings and scores_of each score with one)."""
+        assert self._state is not None
+        doc_count, avg_length, dfs, _ = self._state
+        scorer = _Scorer(self.params, doc_count, avg_length, dfs, self._weights)
+        self._weights = scorer.weights
+        return scorer
+
     def top(self, limit: int) -> list[tuple[int, float]]:
         """Up to ``limit`` (doc, score), best first (see :func:`rank`)."""
         if self._state is None or limit <= 0:
             return []
-        doc_count, avg_length, dfs, rare = self._state
+        _, avg_length, dfs, rare = self._state
         params, index = self.params, self._index
-        scorer = _Scorer(params, doc_count, avg_length, dfs)
+        scorer = self._scorer()
         pool = max(limit, params.neighbor_pool if params.neighbor_weight > 0.0 else 0)
         partial = _score_maxscore(scorer, index, dfs, pool, avg_length, rare)
         final = scorer.scores
@@ -188,8 +211,8 @@ class Ranking:
             return None
         partial, full = self._partial
         if self._ceiling_parts is None:
-            doc_count, avg_length, dfs, _ = self._state
-            weights = _Scorer(self.params, doc_count, avg_length, dfs).weights
+            dfs = self._state[2]
+            weights = self._scorer().weights
             others = [t for t in dfs if t not in full]
             more = sum(weights[t] for t in others) * (self.params.k1 + 1.0) + 1e-9
             # Cues add only to a doc that holds a word: with no word left to read, a doc holding
@@ -204,9 +227,9 @@ class Ranking:
         a snapshot passes the same scopes' index again). Neighbor smoothing is not applied."""
         if self._state is None or not docs:
             return {}
-        doc_count, avg_length, dfs, rare = self._state
+        _, avg_length, dfs, rare = self._state
         wanted = set(docs)
-        scorer = _Scorer(self.params, doc_count, avg_length, dfs)
+        scorer = self._scorer()
         read: dict[str, Sequence[Posting]] = {}
         matched: set[int] = set()
         if self._partial is not None:  # top() read some terms in full: their sums are kept
