@@ -20,7 +20,7 @@ from hypothesis.extra.numpy import arrays
 
 from meta_memory import Meta
 from meta_memory.memory.embedding import DEFAULT_MODEL
-from meta_memory.memory.recall.neighbours import decode_vectors, record_text, vector_bytes
+from meta_memory.memory.recall.neighbours import decode_codes, decode_vectors, record_text, vector_bytes
 from meta_memory.storage.layout import StateLayout
 
 DIM = 384
@@ -215,3 +215,19 @@ def test_a_realm_file_with_legacy_float32_vectors_still_ranks_by_them(tmp_path: 
         assert [r.title for r in meta.recall_agent_memory("lead", query_text="which plant needs water?")]
     # Ranked by the legacy vectors themselves, not a rebuild.
     assert {len(v) for v in _stored(vector_file).values()} == {4 * DIM}
+
+
+def test_compact_rows_decode_the_same_in_a_compact_batch_as_beside_a_legacy_row() -> None:
+    # A batch of compact rows only is parsed once for its matrix and its codes; a batch with a
+    # legacy float32 row takes the general path. Both give every row bit for bit the same.
+    units = _random_units(300, seed=23)
+    blobs = [vector_bytes(v) for v in units]
+    legacy = units[0].astype("<f4").tobytes()
+    alone = decode_vectors(blobs, DIM)
+    beside = decode_vectors([legacy, *blobs], DIM)[1:]
+    assert alone.dtype == beside.dtype == np.float32
+    assert np.array_equal(alone, beside)
+    codes = decode_codes(blobs, DIM)
+    assert codes is not None and codes.dtype == np.int8
+    assert np.array_equal(codes, np.array([_read(b, DIM)[1] for b in blobs], dtype=np.int8))
+    assert decode_codes([legacy, *blobs], DIM) is None

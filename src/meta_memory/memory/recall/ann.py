@@ -234,7 +234,7 @@ class ScopeAnn:
     def unbuilt(self, docs: np.ndarray, matrix: np.ndarray, query: np.ndarray) -> None:
         """A search of the scope while no graph is built (the caller searched exactly): ``query``
         is kept among the probes, and the graph's build starts once enough were."""
-        self._probes.append(query)
+        self.observe(query)
         # What start() decides under its lock, read first without it (this runs on every recall of
         # a scope with no graph): a build under way, failed, or refused at more than half this size.
         if self._building or self.failed or (self._refused_at and len(docs) < 2 * self._refused_at):

@@ -124,8 +124,21 @@ def decode_vectors(blobs: Sequence[bytes], dim: int) -> np.ndarray:
     Raises:
         ValueError: a blob is neither ``dim + 4`` nor ``4 * dim`` bytes long.
     """
+    return _decoded(blobs, dim)[0]
+
+
+def _decoded(blobs: Sequence[bytes], dim: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`decode_vectors` and :func:`decode_codes` of the same blobs, which are parsed once
+    when all are compact (as a store writes them: a read after each write decodes one or two, and
+    each numpy call there runs cold)."""
     import numpy as np
 
+    if blobs and all(len(b) == dim + 4 for b in blobs):
+        packed = np.frombuffer(b"".join(blobs), dtype=np.dtype([("s", "<f4"), ("q", "i1", (dim,))]))
+        codes: np.ndarray = np.ascontiguousarray(packed["q"])
+        matrix = codes.astype(np.float32)  # (the scale is not read: decode_vectors)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), np.float32(1e-12))
+        return matrix, codes
     out = np.zeros((len(blobs), dim), dtype=np.float32)
     compact = [i for i, b in enumerate(blobs) if len(b) == dim + 4]
     if compact:
@@ -145,7 +158,7 @@ def decode_vectors(blobs: Sequence[bytes], dim: int) -> np.ndarray:
         out[plain] = rows / np.where(peaks > 0, peaks, np.float32(1))
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     out /= np.maximum(norms, np.float32(1e-12))
-    return out
+    return out, decode_codes(blobs, dim)
 
 
 class _Room:
@@ -249,8 +262,7 @@ def extended(
 
     docs = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     blobs = [bytes(r[1]) for r in rows]
-    matrix = decode_vectors(blobs, dim)
-    codes = decode_codes(blobs, dim)
+    matrix, codes = _decoded(blobs, dim)
     ann = sketch = room = None
     if cached is not None and not len(docs):
         docs, matrix, codes, room = cached.docs, cached.matrix, cached.codes, cached.room
@@ -334,8 +346,8 @@ def _projected(rows: np.ndarray, projection: np.ndarray) -> tuple[np.ndarray, np
     peaks = np.max(np.abs(out), axis=1, keepdims=True) if len(out) else np.zeros((0, 1), np.float32)
     codes = np.clip(np.rint(out * (127.0 / np.where(peaks > 0, peaks, 1.0))), -127, 127).astype(np.int8)
     lengths = np.linalg.norm(codes.astype(np.float32), axis=1)
-    scales = np.divide(1.0, lengths, out=np.zeros_like(lengths), where=lengths > 0).astype(np.float32)
-    return np.ascontiguousarray(codes), scales
+    scales = np.divide(1.0, lengths, out=np.zeros_like(lengths), where=lengths > 0)
+    return codes, scales.astype(np.float32, copy=False)  # (C-contiguous, as astype makes them)
 
 
 def decode_codes(blobs: Sequence[bytes], dim: int) -> np.ndarray | None:
