@@ -212,9 +212,7 @@ class ScopeAnn:
         with self._lock:
             if exact is not None:
                 self._exact = exact
-            if self._building or self.failed or len(self._probes) < max(self._probes_min, 1):
-                return
-            if self._refused_at and len(docs) < 2 * self._refused_at:
+            if self._declines(len(docs)):
                 return
             self._building = True
         start_background(lambda: self._build(docs, matrix), "meta-ann-build")
@@ -235,11 +233,21 @@ class ScopeAnn:
         """A search of the scope while no graph is built (the caller searched exactly): ``query``
         is kept among the probes, and the graph's build starts once enough were."""
         self.observe(query)
-        # What start() decides under its lock, read first without it (this runs on every recall of
-        # a scope with no graph): a build under way, failed, or refused at more than half this size.
-        if self._building or self.failed or (self._refused_at and len(docs) < 2 * self._refused_at):
+        # What start() decides under its lock, read first without it: this runs on every recall of
+        # a scope with no graph, and a refused one declines for good (until it doubles).
+        if self._declines(len(docs)):
             return
         self.start(docs, matrix)
+
+    def _declines(self, size: int) -> bool:
+        """Whether no build starts for a scope of ``size`` vectors now: one under way (or failed),
+        too few queries observed, or a graph refused at more than half this size."""
+        return (
+            self._building
+            or self.failed
+            or len(self._probes) < max(self._probes_min, 1)
+            or bool(self._refused_at and size < 2 * self._refused_at)
+        )
 
     def nearest(
         self, docs: np.ndarray, matrix: np.ndarray, query: np.ndarray, limit: int

@@ -133,10 +133,9 @@ def _decoded(blobs: Sequence[bytes], dim: int) -> tuple[np.ndarray, np.ndarray |
     each numpy call there runs cold)."""
     import numpy as np
 
-    if blobs and all(len(b) == dim + 4 for b in blobs):
-        packed = np.frombuffer(b"".join(blobs), dtype=np.dtype([("s", "<f4"), ("q", "i1", (dim,))]))
-        codes: np.ndarray = np.ascontiguousarray(packed["q"])
-        matrix = codes.astype(np.float32)  # (the scale is not read: decode_vectors)
+    codes = decode_codes(blobs, dim)
+    if codes is not None and len(codes):
+        matrix = codes.astype(np.float32)  # (the scale is not read: below)
         matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), np.float32(1e-12))
         return matrix, codes
     out = np.zeros((len(blobs), dim), dtype=np.float32)
@@ -158,7 +157,7 @@ def _decoded(blobs: Sequence[bytes], dim: int) -> tuple[np.ndarray, np.ndarray |
         out[plain] = rows / np.where(peaks > 0, peaks, np.float32(1))
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     out /= np.maximum(norms, np.float32(1e-12))
-    return out, decode_codes(blobs, dim)
+    return out, codes
 
 
 class _Room:

@@ -41,6 +41,7 @@ from urllib.parse import quote
 from ...errors import StoreCorrupt
 from ...storage.layout import StateLayout
 from ..recall.analyzer import ANALYZER_VERSION, AnalyzedRecord, analyze_record
+from ..recall.scorer import DEFAULT_PARAMS
 from .checkpoint import WAL_KEEP_BYTES, truncate_wal
 
 __all__ = [
@@ -794,7 +795,7 @@ def _padded(docs: Sequence[int]) -> Sequence[int]:
     return [*docs, *[docs[-1]] * (size - len(docs))]
 
 
-_PADDED_MAX = 1024
+_PADDED_MAX = DEFAULT_PARAMS.candidate_cap
 
 
 def open_index_file(index_path: Path, realm: sqlite3.Connection, realm_path: Path) -> RecallIndexFile:
