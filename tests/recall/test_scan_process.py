@@ -527,3 +527,47 @@ def test_the_helpers_sampled_selection_takes_the_deepest_rows(
     assert all(scores[i] >= edge for i in chosen)
     if ranked[depth] != edge:
         assert set(chosen.tolist()) == set(np.flatnonzero(scores >= edge).tolist())
+
+
+@pytest.mark.parametrize("bad_row", [-1, 50, 1 << 40])
+def test_a_reply_naming_rows_the_scope_does_not_have_is_refused_and_scanned_here(bad_row: int) -> None:
+    """A helper never decides what is recalled: an embed reply whose kept rows fall outside the
+    scope (negative, or past its rows) is refused, the helper stopped, and the scan runs here."""
+    import struct
+    import subprocess
+    import sys
+
+    pool = ScanProcesses(0)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    # The helper's side is played here (a forged reply); its process is one that only waits.
+    helper = scan_process._Helper.__new__(scan_process._Helper)
+    helper.sock, helper.late, helper.late_since = ours, 0, 0.0
+    helper.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        rows, count, kept, dim = 50, 4, 3, 8
+        here = (np.arange(2), np.zeros(2, dtype=np.float32))
+
+        def reply_with(kept_rows: list[int]) -> Any:
+            reply = scan_process._Reply(
+                pool, helper, 7, lambda: here, time.monotonic() + 1.0, rows, count, dim
+            )
+            found = [*kept_rows, 0][:count] + [0] * (count - len(kept_rows) - 1)
+            theirs.send(
+                struct.pack("<qqqd", 7, count, kept, 0.001)
+                + np.array(found, dtype=np.int64).tobytes()
+                + np.linspace(0.9, 0.6, count, dtype=np.float32).tobytes()
+                + np.ones(dim, dtype=np.float32).tobytes()
+            )
+            return reply.result()
+
+        good = reply_with([4, 9, 49])
+        assert good[0] == [4, 9, 49] and good[1] == pytest.approx([0.9, 0.8, 0.7])
+        assert pool.served == 1
+        assert reply_with([4, bad_row, 9]) is here  # refused: scanned here
+        assert pool.served == 1 and helper.process.poll() is not None  # and the helper stopped
+    finally:
+        with contextlib.suppress(OSError):
+            helper.process.kill()
+        helper.process.wait()
+        ours.close()
+        theirs.close()
