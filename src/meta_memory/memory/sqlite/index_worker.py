@@ -19,6 +19,13 @@ still applies the backlog inline once it is long, and a helper that dies is rest
 times a minute at most; after that the store indexes inline, as the library does by default).
 When the gateway exits, the helper reads end-of-file and exits too.
 
+Once it has embedded a realm's records up to its newest (``recall = "hybrid"``), the helper says
+so on its stdout (one line naming the realm file, written without blocking; a report the pipe has
+no room for is dropped, the next one says the same) and the gateway's reader of those lines hands
+it to the realm's store, which reads the new vectors into the matrices of the scopes it keeps
+(``SqliteRealmStore``'s read-ahead): the recall after a write finds them read, where it would
+otherwise decode and project them itself.
+
     python -c "from meta_memory.memory.sqlite.index_worker import main; main()"  # paths on stdin
 """
 
@@ -35,8 +42,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ...storage.layout import StateLayout
 from ..priority import IDLE_NICE
@@ -63,6 +71,10 @@ NICE = 5
 # small turns keep the other realms' index catch-ups flowing.
 VECTOR_CHUNK = 32
 RESTARTS_PER_MINUTE = 5
+# The gateway reads the helper's reports at most this often: those that come meanwhile are handed
+# on together, one read-ahead per realm (a realm written to steadily is read ahead of its recalls
+# about fifty times a second at most, not once per write).
+REPORT_GAP_S = 0.02
 
 
 _ENTRY = "import sys; from meta_memory.memory.sqlite.index_worker import main; sys.exit(main())"
@@ -79,6 +91,8 @@ class IndexWorkerProcess:
         self._starts: collections.deque[float] = collections.deque(maxlen=RESTARTS_PER_MINUTE)
         self._closed = False
         self._lines: dict[Path, bytes] = {}  # the line that nudges each realm path
+        # Who hears that a realm's records are embedded up to its newest (listen), by realm path.
+        self._listeners: dict[Path, Callable[[], None]] = {}
 
     def nudge(self, realm_path: Path) -> bool:
         """Ask the helper to catch ``realm_path``'s index up; False when no helper can take it.
@@ -95,6 +109,39 @@ class IndexWorkerProcess:
         """Ask the helper to merge ``realm_path``'s fresh tier now, writes or not (reads are
         paying for it); False when no helper can take it."""
         return self._send(json.dumps({"merge": str(realm_path)}).encode() + b"\n")
+
+    def listen(self, realm_path: Path, embedded: Callable[[], None]) -> None:
+        """Call ``embedded`` (on the thread that reads the helper's reports) when the helper has
+        embedded ``realm_path``'s records up to its newest; one listener per realm path."""
+        with self._lock:
+            self._listeners[realm_path] = embedded
+
+    def unlisten(self, realm_path: Path) -> None:
+        with self._lock:
+            self._listeners.pop(realm_path, None)
+
+    def _read_reports(self, stdout: IO[bytes]) -> None:
+        """The helper's reports, until it exits (end-of-file): each realm it names is handed to
+        its listener, those that came together once each."""
+        fd = stdout.fileno()
+        buffer = b""
+        try:
+            while chunk := os.read(fd, 1 << 16):
+                *lines, buffer = (buffer + chunk).split(b"\n")
+                for path in dict.fromkeys(_reported(line) for line in lines):
+                    with self._lock:
+                        listener = self._listeners.get(path) if path is not None else None
+                    if listener is None:
+                        continue
+                    try:
+                        listener()
+                    except Exception:  # a read-ahead is an optimisation: the next recall reads
+                        _log.warning("reading ahead the vectors of %s failed", path, exc_info=True)
+                time.sleep(REPORT_GAP_S)
+        except OSError:  # closed beneath us: the helper is gone
+            pass
+        finally:
+            stdout.close()
 
     def _send(self, line: bytes) -> bool:
         with self._lock:
@@ -136,12 +183,15 @@ class IndexWorkerProcess:
             # priority of whichever thread imported numpy) would neither yield nor fit the cores.
             env = {**os.environ}
             env.setdefault("OPENBLAS_NUM_THREADS", "1")
-            proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env)
+            proc = subprocess.Popen(self._argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
         except OSError as exc:
             _log.warning("cannot start the indexing process (%s); indexing inline", exc)
             return None
-        assert proc.stdin is not None
+        assert proc.stdin is not None and proc.stdout is not None
         os.set_blocking(proc.stdin.fileno(), False)
+        threading.Thread(
+            target=self._read_reports, args=(proc.stdout,), name="meta-index-reports", daemon=True
+        ).start()
         self._proc = proc
         return proc
 
@@ -216,6 +266,7 @@ class _Realm:
         behind = self.vectors.behind(self.db)
         if embedded and not behind:
             self.merged = True  # caught up: once its fresh tier is merged too, its WALs are cut back
+            _report(self.path)
         return behind
 
     def trim_wals(self) -> bool:
@@ -237,6 +288,24 @@ class _Realm:
         self.db.close()
 
 
+def _report(path: Path) -> None:
+    """Tell the gateway that ``path``'s records are embedded up to its newest (a line on stdout,
+    never waited for: dropped when the pipe is full, or when no gateway reads it)."""
+    with contextlib.suppress(OSError):  # BlockingIOError included
+        os.write(_REPORTS_FD, json.dumps({"embedded": str(path)}).encode() + b"\n")
+
+
+def _reported(line: bytes) -> Path | None:
+    """The realm path a report line names (:func:`_report`); ``None`` for anything else."""
+    try:
+        item = json.loads(line)
+    except ValueError:
+        return None
+    path = item.get("embedded") if isinstance(item, dict) else None
+    return Path(path) if isinstance(path, str) else None
+
+
+_REPORTS_FD = 1  # the helper's stdout: the gateway's pipe (main makes writes to it non-blocking)
 _embedders: dict[str, Any] = {}
 _runtime = "auto"  # the embedding runtime the gateway passed (main's argument)
 
@@ -362,6 +431,8 @@ def main() -> int:
         _runtime = sys.argv[1]
     with contextlib.suppress(OSError):  # not permitted here: run at normal priority
         os.nice(NICE)
+    with contextlib.suppress(OSError):  # no stdout: reports are dropped (_report)
+        os.set_blocking(_REPORTS_FD, False)
     with contextlib.suppress(KeyboardInterrupt):  # the gateway's terminal got ^C too
         _serve(sys.stdin.fileno())
     return 0

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -110,6 +111,13 @@ class IndexWorkerLink(Protocol):
     def request_merge(self, realm_path: Path) -> bool:
         """Ask for ``realm_path``'s fresh tier to be merged now; False if no process can take it."""
         ...
+
+    def listen(self, realm_path: Path, embedded: Callable[[], None]) -> None:
+        """Have ``embedded`` called (on another thread) each time the process has embedded
+        ``realm_path``'s records up to its newest."""
+        ...
+
+    def unlisten(self, realm_path: Path) -> None: ...
 
 
 class IndexKeeper:

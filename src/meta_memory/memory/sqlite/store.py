@@ -91,6 +91,10 @@ __all__ = ["REALM_PAGE_SIZE", "SqliteRealmStore"]
 
 # A read that finds the vectors behind nudges the indexing process at most this often.
 VECTOR_NUDGE_GAP_S = 1.0
+# A read-ahead of new vectors (SqliteRealmStore._read_ahead) brings the scopes' copies kept here up
+# to the mark when they are at most this many docs behind it; older ones are left to their next
+# recall (a scope not recalled for that long may never be again).
+READ_AHEAD_DOCS = 4096
 ABSENT_SCOPES_KEPT = 4096  # scopes remembered as not there (past it, forgotten and asked again)
 
 _log = logging.getLogger(__name__)
@@ -146,6 +150,8 @@ class SqliteRealmStore:
         self._files_open = False
         with self._lock:  # opens the files (and refuses a damaged one) now, not at the first call
             pass
+        if vectors is not None and index_worker is not None:
+            index_worker.listen(path, self._read_ahead)
 
     # -- the files (open while in use; closed by the budget when idle) -----------------------------
 
@@ -866,6 +872,28 @@ class SqliteRealmStore:
             scoped = [vectors.scope(scope_id, upto) for scope_id in self._existing_scope_ids(scopes)]
         return ScopesSearch(lambda: scoped, (newest, upto))
 
+    def _read_ahead(self) -> None:
+        """The indexing process has embedded the realm's records up to its newest: the scopes'
+        copies kept here are brought up to the new mark now (VectorFile.read_ahead, under this
+        store's lock as for a read), so that the recall after a write finds them read rather than
+        decoding, projecting and appending its new vectors itself. Files closed while idle stay
+        closed."""
+        with self._lock.idle():
+            vectors = self._vectors
+            if self._closed or not self._files_open or vectors is None:
+                return
+            upto = vectors.embedded_upto
+            since = vectors.kept_since(upto, upto - READ_AHEAD_DOCS)
+            if since is None:
+                return
+            written = {
+                scope_id
+                for (scope_id,) in self._db.execute(
+                    "SELECT DISTINCT scope_id FROM records WHERE doc > ? AND doc <= ?", (since, upto)
+                )
+            }
+            vectors.read_ahead(upto, since, written)
+
     def _newest_doc(self) -> int:
         """The realm's highest doc (its newest record), 0 without any (under the lock)."""
         row = self._db.execute("SELECT max(doc) FROM records").fetchone()
@@ -1057,6 +1085,8 @@ class SqliteRealmStore:
 
     def close(self) -> None:
         """Close the store for good (its files too, if open). Safe to call twice."""
+        if self._vector_spec is not None and self._index_worker is not None:
+            self._index_worker.unlisten(self.path)
         with self._lock.idle():
             if self._closed:
                 return

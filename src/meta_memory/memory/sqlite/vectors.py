@@ -23,7 +23,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -241,16 +241,46 @@ class VectorFile:
             cached = self._cache.get(scope_id)
             if cached is not None and cached.mark == (upto,):
                 return cached
-            since = cached.mark[0] if cached is not None else 0
-            rows = self._db.execute(
-                "SELECT doc, v FROM vectors WHERE scope_id = ? AND doc > ? AND doc <= ? ORDER BY doc",
-                (scope_id, since, upto),
-            ).fetchall()
-            out = extended(cached, rows, self.dim, (upto,), ann_min=self.ann_min)
-            self._cache[scope_id] = out
-            if out.ann is not None:  # once: later copies carry the same graph
-                out.ann.start(out.docs, out.matrix, exact_search(out))
-            return out
+            return self._extend(scope_id, cached, upto)
+
+    def _extend(self, scope_id: int, cached: ScopeVectors | None, upto: int) -> ScopeVectors:
+        """``cached`` (the scope's copy, or none) with its rows up to ``upto`` read, kept as the
+        scope's copy (under the lock)."""
+        since = cached.mark[0] if cached is not None else 0
+        rows = self._db.execute(
+            "SELECT doc, v FROM vectors WHERE scope_id = ? AND doc > ? AND doc <= ? ORDER BY doc",
+            (scope_id, since, upto),
+        ).fetchall()
+        out = extended(cached, rows, self.dim, (upto,), ann_min=self.ann_min)
+        self._cache[scope_id] = out
+        if out.ann is not None:  # once: later copies carry the same graph
+            out.ann.start(out.docs, out.matrix, exact_search(out))
+        return out
+
+    def kept_since(self, upto: int, floor: int) -> int | None:
+        """The oldest mark, at least ``floor`` and below ``upto``, of the scopes' copies kept here
+        (:meth:`read_ahead`'s ``since``); ``None`` when no copy is in that range."""
+        with self._lock:
+            return min((m for c in self._cache.values() if floor <= (m := c.mark[0]) < upto), default=None)
+
+    def read_ahead(self, upto: int, since: int, written: Collection[int]) -> int:
+        """Bring the kept scopes' copies marked ``since`` or later up to ``upto``, as a read at
+        ``upto`` would (:meth:`scope`), before a recall asks: ``written`` are the scopes that hold
+        records of docs ``since`` < doc <= ``upto`` (the realm's, read under the store's lock that
+        the caller holds, as for a read); a copy of any other scope only takes the new mark (it
+        has no rows past its own). How many copies were read into."""
+        read = 0
+        with self._lock:
+            for scope_id, cached in list(self._cache.items()):
+                mark = cached.mark[0]
+                if not since <= mark < upto:
+                    continue
+                if scope_id in written:
+                    self._extend(scope_id, cached, upto)
+                    read += 1
+                else:
+                    self._cache[scope_id] = replace(cached, mark=(upto,))
+        return read
 
     def purge_docs(self, docs: Collection[tuple[int, int]], newest_doc: int) -> int:
         """Delete the vectors of purged records ((doc, scope_id) each), bring ``embedded_upto``

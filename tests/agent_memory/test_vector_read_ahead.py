@@ -1,0 +1,155 @@
+"""The read-ahead of new vectors (index_worker.py's reports, SqliteRealmStore._read_ahead): once the
+indexing process has embedded a realm's records up to its newest, it says so, and the store brings
+the scopes' vector copies it keeps up to the new mark, so that the recall after a write reads no
+vectors. The oracle for what was read ahead is the scope read afresh from the vector file by a
+reader of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from meta_memory.clock import ManualClock
+from meta_memory.memory.embedding import DEFAULT_MODEL, MODELS, load_embedder
+from meta_memory.memory.records import APPLICATION, Scope
+from meta_memory.memory.sqlite import index_worker
+from meta_memory.memory.sqlite.index_worker import IndexWorkerProcess
+from meta_memory.memory.sqlite.store import SqliteRealmStore
+from meta_memory.memory.sqlite.vectors import VectorFile, VectorSpec
+from meta_memory.memory.validator import CreateOp, WriteBatch
+
+REALM = "r"
+ALICE, BOB = Scope.identity(REALM, "alice"), Scope.identity(REALM, "bob")
+
+
+@pytest.fixture
+def hybrid_store(tmp_path: Path, clock: ManualClock) -> Iterator[tuple[SqliteRealmStore, IndexWorkerProcess]]:
+    worker = IndexWorkerProcess()
+    spec = MODELS[DEFAULT_MODEL]
+    store = SqliteRealmStore(
+        tmp_path / "r.sqlite3",
+        REALM,
+        clock=clock,
+        index_worker=worker,
+        vectors=VectorSpec(spec.model_id, spec.dim, None),
+    )
+    yield store, worker
+    store.close()
+    worker.close()
+
+
+def _write(store: SqliteRealmStore, make_record: Callable[..., Any], scope: Scope, *texts: str) -> None:
+    for text in texts:  # one write each, as remember does
+        record = make_record(scope=scope, title=text.split()[0], body=text)
+        store.commit(WriteBatch(REALM, APPLICATION, (CreateOp(record),)))
+
+
+def _embedded(store: SqliteRealmStore) -> bool:
+    progress = store.vector_progress()
+    return progress is not None and progress[1] >= progress[0] > 0
+
+
+def _fresh(store: SqliteRealmStore, scope: Scope) -> tuple[np.ndarray, np.ndarray]:
+    """The scope's docs and matrix read afresh by another reader of the vector file (the oracle)."""
+    (uid,) = store._db.execute("SELECT value FROM store_meta WHERE key = 'realm_uid'").fetchone()
+    spec = MODELS[DEFAULT_MODEL]
+    reader = VectorFile(store.path, realm_uid=uid, model_id=spec.model_id, dim=spec.dim)
+    try:
+        scope_id = store._scope_id(scope, create=False)
+        assert scope_id is not None
+        fresh = reader.scope(scope_id)
+        return fresh.docs, fresh.matrix
+    finally:
+        reader.close()
+
+
+def test_the_vectors_of_a_write_are_read_before_the_recall_after_it_asks(
+    hybrid_store: tuple[SqliteRealmStore, IndexWorkerProcess],
+    make_record: Callable[..., Any],
+    eventually: Callable[..., bool],
+) -> None:
+    store, _ = hybrid_store
+    embedder = load_embedder(DEFAULT_MODEL)
+    _write(store, make_record, ALICE, "Kayaking on the lake at dawn", "Espresso by the harbor")
+    _write(store, make_record, BOB, "Bob keeps bees on the roof")
+    assert eventually(lambda: _embedded(store), timeout_s=60)
+    store.searcher([ALICE, BOB], embedder)  # the recall that keeps both scopes' copies here
+    statements: list[str] = []
+    vectors = store._vectors
+    assert vectors is not None
+    vectors._db.set_trace_callback(statements.append)
+
+    _write(store, make_record, ALICE, "Alice moved to Lisbon in March")
+    # Once the indexing process has embedded it, its report brings the copies up to the new mark.
+    assert eventually(lambda: _embedded(store), timeout_s=60)
+    assert eventually(lambda: any("SELECT doc, v FROM vectors" in s for s in statements), timeout_s=20)
+    statements.clear()
+    search = store.searcher([ALICE, BOB], embedder)
+    scoped = search._read()
+    # The recall after the write read none: Alice's copy holds the new row, Bob's took the mark.
+    assert not [s for s in statements if "FROM vectors" in s]
+    assert search.progress is not None and search.progress[0] == search.progress[1]
+    for scope, copy in zip((ALICE, BOB), scoped, strict=True):
+        docs, matrix = _fresh(store, scope)
+        assert copy.mark == (search.progress[1],)
+        assert np.array_equal(copy.docs, docs) and np.array_equal(copy.matrix, matrix)
+    assert len(scoped[0].docs) == 3 and len(scoped[1].docs) == 1
+
+
+def test_reports_reach_each_realm_s_listener_once_and_one_that_fails_stops_none(
+    tmp_path: Path, eventually: Callable[..., bool]
+) -> None:
+    """The gateway's reader of the helper's reports, against a helper that reports two realms
+    (one of them twice at once), writes a line that is no report, and then reports again."""
+    first, second = tmp_path / "a.sqlite3", tmp_path / "b.sqlite3"
+    report = {path: json.dumps({"embedded": str(path)}) + "\n" for path in (first, second)}
+    lines = [report[first] * 2 + "not a report\n[1]\n", report[second]]
+    helper = (
+        "import os, sys, time\n"
+        f"for chunk in {lines!r}:\n"
+        "    os.write(1, chunk.encode()); time.sleep(0.3)\n"
+        "sys.stdin.read()\n"
+    )
+    heard: list[str] = []
+    worker = IndexWorkerProcess([sys.executable, "-c", helper])
+
+    def failing() -> None:
+        heard.append("a")
+        raise RuntimeError("a read-ahead that fails")
+
+    worker.listen(first, failing)
+    worker.listen(second, lambda: heard.append("b"))
+    try:
+        worker.start()
+        assert eventually(lambda: "b" in heard, timeout_s=20)
+        assert heard == ["a", "b"]
+    finally:
+        worker.close()
+
+
+def test_a_report_the_pipe_has_no_room_for_is_dropped_not_waited_for(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    monkeypatch.setattr(index_worker, "_REPORTS_FD", write)
+    try:
+        while True:  # fill the pipe
+            try:
+                os.write(write, b"x" * 4096)
+            except BlockingIOError:
+                break
+        done = threading.Event()
+        threading.Thread(target=lambda: (index_worker._report(tmp_path / "r.sqlite3"), done.set())).start()
+        assert done.wait(10)
+    finally:
+        os.close(read)
+        os.close(write)
