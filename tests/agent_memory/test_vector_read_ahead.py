@@ -1,16 +1,19 @@
-"""The read-ahead of new vectors (index_worker.py's reports, SqliteRealmStore._read_ahead): once the
-indexing process has embedded a realm's records up to its newest, it says so, and the store brings
-the scopes' vector copies it keeps up to the new mark, so that the recall after a write reads no
-vectors. The oracle for what was read ahead is the scope read afresh from the vector file by a
-reader of its own."""
+"""The read-ahead of new vectors: once a realm's records are embedded up to its newest (by the
+indexing process, which says so: index_worker.py's reports, SqliteRealmStore._read_ahead; on
+PostgreSQL by the gateway's embedding thread, RealmVectors.read_ahead), the store brings the
+scopes' vector copies it keeps up to the new mark, so that the recall after a write reads no
+vectors. The oracle for what was read ahead is the scope's stored vectors, read on a connection
+of the test's own."""
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +21,28 @@ import numpy as np
 import pytest
 
 from meta_memory.clock import ManualClock
+from meta_memory.config import load_config_dict
 from meta_memory.memory.embedding import DEFAULT_MODEL, MODELS, load_embedder
+from meta_memory.memory.params import parse_recall, parse_remember
+from meta_memory.memory.recall.neighbours import ScopeVectors, decode_vectors
 from meta_memory.memory.records import APPLICATION, Scope
 from meta_memory.memory.sqlite import index_worker
 from meta_memory.memory.sqlite.index_worker import IndexWorkerProcess
 from meta_memory.memory.sqlite.store import SqliteRealmStore
 from meta_memory.memory.sqlite.vectors import VectorFile, VectorSpec
 from meta_memory.memory.validator import CreateOp, WriteBatch
+from meta_memory.runtime import MetaRuntime
+from meta_memory.storage.layout import StateLayout
+
+from ..conftest import BACKENDS, Backend, make_backend
 
 REALM = "r"
 ALICE, BOB = Scope.identity(REALM, "alice"), Scope.identity(REALM, "bob")
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
+    yield from make_backend(request.param, request)
 
 
 @pytest.fixture
@@ -153,3 +168,73 @@ def test_a_report_the_pipe_has_no_room_for_is_dropped_not_waited_for(
     finally:
         os.close(read)
         os.close(write)
+
+
+def _stored(backend: Backend, state: Path, scope_id: int) -> tuple[list[int], np.ndarray]:
+    """The scope's stored vectors, by doc, decoded (the oracle: what a read of them all gives)."""
+    if backend.is_postgres:
+        rows = backend.stored(
+            state, "SELECT doc, v FROM record_vectors WHERE scope_id = ? ORDER BY doc", (scope_id,)
+        )
+    else:
+        path = StateLayout.vector_path(StateLayout.at(state).realm_db_path("default"))
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            rows = db.execute(
+                "SELECT doc, v FROM vectors WHERE scope_id = ? ORDER BY doc", (scope_id,)
+            ).fetchall()
+    return [int(doc) for doc, _ in rows], decode_vectors(
+        [bytes(v) for _, v in rows], MODELS[DEFAULT_MODEL].dim
+    )
+
+
+def test_a_runtime_reads_a_write_s_vectors_before_the_recall_after_it(
+    backend: Backend, tmp_path: Path, eventually: Callable[..., bool]
+) -> None:
+    state = tmp_path / "state"
+    config = {
+        "memory": {"kind": "local_json"},
+        "agent_memory": {"recall": "hybrid", "index_worker": "process", **backend.store_config()},
+    }
+    with MetaRuntime.open(state, load_config_dict(config)) as runtime:
+        memory = runtime.agent_memory
+        assert memory is not None
+
+        def remember(identity: str, title: str, body: str) -> None:
+            memory.remember(
+                parse_remember({"identity": identity, "title": title, "body": body}, default_realm="default")
+            )
+
+        def recall(identity: str) -> None:
+            memory.recall(
+                parse_recall(
+                    {"identity": identity, "query_text": "where does the harbor cafe roast"},
+                    default_realm="default",
+                    default_selection="contextual",
+                    default_max=4,
+                )
+            )
+
+        def embedded() -> bool:
+            progress = store.vector_progress()
+            return progress is not None and progress[1] >= progress[0]
+
+        remember("alice", "Kayaks", "Kayaking on the lake at dawn.")
+        remember("alice", "Coffee", "The harbor cafe roasts its own beans.")
+        remember("bob", "Bees", "Bob keeps bees on the roof.")
+        store = memory.store("default")
+        assert eventually(embedded, timeout_s=60)
+        recall("alice")
+        recall("bob")  # each scope's copy kept by the store
+        copies: dict[int, ScopeVectors] = store._vectors._cache  # type: ignore[attr-defined]
+        before = dict(copies)
+        assert len(before) == 2
+
+        remember("alice", "Lisbon", "Alice moved to Lisbon in March.")
+        # No recall: once embedded, the store brings both copies to the new mark by itself.
+        newest = store.vector_progress()[0]  # type: ignore[index]
+        assert eventually(lambda: all(c.mark[-1] == newest for c in copies.values()), timeout_s=60)
+        for scope_id, copy in copies.items():
+            docs, matrix = _stored(backend, state, scope_id)
+            assert [int(d) for d in copy.docs] == docs and np.array_equal(copy.matrix, matrix)
+            grew = len(docs) - len(before[scope_id].docs)
+            assert grew == (1 if len(docs) == 3 else 0)  # alice's copy read the new row, bob's took the mark

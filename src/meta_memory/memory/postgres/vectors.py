@@ -33,6 +33,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,7 @@ import psycopg_pool
 from ...clock import Clock
 from ..priority import BACKGROUND_NICE, lower_this_thread
 from ..recall.neighbours import (
+    READ_AHEAD_DOCS,
     ScopeVectors,
     exact_search,
     extended,
@@ -117,6 +119,8 @@ class RealmVectors:
         self._lock = threading.Lock()
         self._cache: dict[int, ScopeVectors] = {}
         self._nudged_at = -NUDGE_GAP_S
+        if worker is not None:
+            worker.listen(realm, self.read_ahead)
 
     def scope_vectors(
         self, conn: psycopg.Connection, scope_id: int, mark: VectorMark | None = None
@@ -140,6 +144,40 @@ class RealmVectors:
         would also make the next read reload them)."""
         with self._lock:
             self._cache.clear()
+
+    def read_ahead(self, conn: psycopg.Connection) -> None:
+        """This gateway's embedding thread has embedded the realm's records up to its newest:
+        bring the scope copies kept here up to the mark now (scopes holding records past their
+        copy's mark read their new rows; the others take the mark), so that the recall after a
+        write finds them read rather than decoding, projecting and appending its new vectors
+        itself. Copies of another generation, or more than READ_AHEAD_DOCS behind, are left to
+        their next read."""
+        mark = read_mark(conn, self.realm, self.model_id)
+        with self._lock:
+            behind = {
+                scope_id: cached
+                for scope_id, cached in self._cache.items()
+                if cached.mark[0] == mark.generation
+                and mark.upto - READ_AHEAD_DOCS <= cached.mark[1] < mark.upto
+            }
+        if not behind:
+            return
+        since = min(cached.mark[1] for cached in behind.values())
+        written = {
+            scope_id
+            for (scope_id,) in conn.execute(
+                "SELECT DISTINCT scope_id FROM records WHERE realm = %s AND doc > %s AND doc <= %s",
+                (self.realm, since, mark.upto),
+            )
+        }
+        key = (mark.generation, mark.upto)
+        for scope_id, cached in behind.items():
+            if scope_id in written:
+                self._scope(conn, scope_id, mark)
+                continue
+            with self._lock:  # no rows past its mark: the same copy, current at the new mark
+                if self._cache.get(scope_id) is cached:
+                    self._cache[scope_id] = replace(cached, mark=key)
 
     def nudge(self, *, at_most_every: float = 0.0) -> None:
         if self._worker is None:
@@ -194,6 +232,13 @@ class EmbeddingWorker:
         self._closed = False
         self._swept_at: dict[str, float] = {}
         self._failed = False
+        # Who reads ahead each realm's new vectors once its records are embedded up to the newest.
+        self._listeners: dict[str, Callable[[psycopg.Connection], None]] = {}
+
+    def listen(self, realm: str, embedded: Callable[[psycopg.Connection], None]) -> None:
+        """Call ``embedded`` (on this thread, with its connection) each time a step has embedded
+        ``realm``'s records up to its newest; one listener per realm."""
+        self._listeners[realm] = embedded
 
     def nudge(self, realm: str) -> None:
         with self._cond:
@@ -257,12 +302,23 @@ class EmbeddingWorker:
             if not locked:
                 return False
             try:
-                return self._embed_chunk(conn, realm, model_id)
+                more, embedded = self._embed_chunk(conn, realm, model_id)
             finally:
                 if not conn.closed:
                     conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            listener = self._listeners.get(realm)
+            if embedded and not more and listener is not None:
+                try:
+                    listener(conn)
+                except Exception as exc:  # a read-ahead is an optimisation: the next recall reads
+                    log.warning(
+                        "reading ahead the vectors of realm %r failed (%s)", realm, type(exc).__name__
+                    )
+            return more
 
-    def _embed_chunk(self, conn: psycopg.Connection, realm: str, model_id: str) -> bool:
+    def _embed_chunk(self, conn: psycopg.Connection, realm: str, model_id: str) -> tuple[bool, bool]:
+        """Embed the next chunk of ``realm``'s records past its mark: whether more remain, and
+        whether it embedded any."""
         import numpy as np
 
         mark = read_mark(conn, realm, model_id)
@@ -273,7 +329,7 @@ class EmbeddingWorker:
         ).fetchall()
         if not rows:
             self._sweep(conn, realm, model_id)
-            return False
+            return False, False
         active = [r for r in rows if r[2] == "active"]
         vectors = (
             self.embedder.embed_documents([record_text(r[3], r[4], json.loads(r[5])) for r in active])
@@ -304,9 +360,9 @@ class EmbeddingWorker:
                 (realm, model_id, self.embedder.dim, rows[-1][0], now),
             )
         if len(rows) == CHUNK:
-            return True
+            return True, True
         self._sweep(conn, realm, model_id)
-        return False
+        return False, True
 
     def _sweep(self, conn: psycopg.Connection, realm: str, model_id: str) -> None:
         """Remove the vectors of records no longer active, and of models long unused, at most every

@@ -68,6 +68,12 @@ NARROW_FACTOR = 2
 GROWTH = 1.25
 GROWTH_MIN = 256
 
+# A store reads a write's new vectors ahead of the next recall (the SQLite store on the indexing
+# process's report, PostgreSQL's on its embedding thread's) into the scope copies it keeps that are
+# at most this many docs behind the new mark; older ones are left to their next recall (a scope
+# not recalled for that long may never be again).
+READ_AHEAD_DOCS = 4096
+
 MIN_SIMILARITY = 0.3
 """The cosine below which a neighbour is no candidate for recall (the hybrid recall provider's
 ``min_similarity``); a graph's answer whose best neighbour is below it is checked exactly."""
@@ -79,6 +85,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MIN_SIMILARITY",
+    "READ_AHEAD_DOCS",
     "Begun",
     "PiecesQuery",
     "ScopeVectors",

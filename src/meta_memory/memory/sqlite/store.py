@@ -29,7 +29,7 @@ from ...errors import InternalError, PurgeIncomplete, StoreCorrupt, WriteRefused
 from ...storage.layout import StateLayout
 from ..codec import dumps, record_from_row, record_values, wire_json
 from ..purge import PurgeReceipt, PurgeTarget
-from ..recall.neighbours import ScopesSearch
+from ..recall.neighbours import READ_AHEAD_DOCS, ScopesSearch
 from ..records import (
     Author,
     Record,
@@ -91,10 +91,6 @@ __all__ = ["REALM_PAGE_SIZE", "SqliteRealmStore"]
 
 # A read that finds the vectors behind nudges the indexing process at most this often.
 VECTOR_NUDGE_GAP_S = 1.0
-# A read-ahead of new vectors (SqliteRealmStore._read_ahead) brings the scopes' copies kept here up
-# to the mark when they are at most this many docs behind it; older ones are left to their next
-# recall (a scope not recalled for that long may never be again).
-READ_AHEAD_DOCS = 4096
 ABSENT_SCOPES_KEPT = 4096  # scopes remembered as not there (past it, forgotten and asked again)
 
 _log = logging.getLogger(__name__)
