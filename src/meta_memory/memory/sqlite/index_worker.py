@@ -128,7 +128,8 @@ class IndexWorkerProcess:
         try:
             while chunk := os.read(fd, 1 << 16):
                 *lines, buffer = (buffer + chunk).split(b"\n")
-                for path in dict.fromkeys(_reported(line) for line in lines):
+                # Under steady writes a realm is reported after nearly every one: parsed once.
+                for path in dict.fromkeys(_reported(line) for line in dict.fromkeys(lines)):
                     with self._lock:
                         listener = self._listeners.get(path) if path is not None else None
                     if listener is None:

@@ -874,6 +874,9 @@ class SqliteRealmStore:
         store's lock as for a read), so that the recall after a write finds them read rather than
         decoding, projecting and appending its new vectors itself. Files closed while idle stay
         closed."""
+        vectors = self._vectors
+        if vectors is None or not vectors.keeps_copies():  # nothing to read ahead into (no lock taken)
+            return
         with self._lock.idle():
             vectors = self._vectors
             if self._closed or not self._files_open or vectors is None:

@@ -257,6 +257,10 @@ class VectorFile:
             out.ann.start(out.docs, out.matrix, exact_search(out))
         return out
 
+    def keeps_copies(self) -> bool:
+        """Whether any scope's copy is kept here (a read-ahead has something to bring up)."""
+        return bool(self._cache)
+
     def kept_since(self, upto: int, floor: int) -> int | None:
         """The oldest mark, at least ``floor`` and below ``upto``, of the scopes' copies kept here
         (:meth:`read_ahead`'s ``since``); ``None`` when no copy is in that range."""
