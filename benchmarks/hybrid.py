@@ -14,7 +14,10 @@ baseline from the same run:
   ``remember`` of its own (50 ms before it: the indexing process embeds it meanwhile, and the
   recall reads the scope's new vectors); then other queries, not asked before, lexical and hybrid
   in turn on the hybrid runtime's realm (the two runtimes' runs above are minutes apart, and on a
-  shared machine drift by more than the difference measured);
+  shared machine drift by more than the difference measured); and on SQLite, a lexical runtime
+  and a hybrid one side by side, each in a process of its own on a copy of the realm as built,
+  asked the same queries in turn (which goes first alternates), at rest and each after a
+  ``remember`` of its own: the lexical deployment against the hybrid one at the same moments;
 - the vector file's bytes per record, beside the realm file's and its recall index's;
 - ``remember`` over stdio, one acknowledged write at a time, with ``recall = "lexical"`` and with
   ``recall = "hybrid"`` (the indexing process embedding meanwhile), each on a fresh state dir,
@@ -251,6 +254,102 @@ def bench_recall(state: Path, n: int, dsn: str | None = None) -> dict[str, list[
     return times
 
 
+def bench_side_by_side(state: Path, n: int) -> dict[str, list[float]]:
+    """Recall times in ms of a lexical runtime and a hybrid one, each in a process of its own on
+    a copy of ``state``, asked each query in turn (which goes first alternates): ``lexical, side
+    by side`` and ``hybrid, side by side`` at rest, then the same ``after a write`` (each writes
+    the same record, then after LOOP_PAUSE_S each recalls). Each settles as bench_recall's do."""
+    import multiprocessing
+    import shutil
+
+    texts = queries(Corpus(seed=5), n, random.Random(3))
+    spawn = multiprocessing.get_context("spawn")
+    pipes: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(dir=OUT) as tmp:
+        for mode in ("lexical", "hybrid"):
+            copy = Path(tmp) / mode
+            shutil.copytree(state, copy)
+            mine, theirs = spawn.Pipe()
+            spawn.Process(target=_runtime_serving, args=(copy, mode, MODEL, theirs), daemon=True).start()
+            pipes[mode] = mine
+
+        def ask(mode: str, *message: Any) -> Any:
+            pipes[mode].send(message)
+            return pipes[mode].recv()
+
+        warm = (texts * 2)[: PROBES_MIN + 36]
+        for text in warm:
+            for mode in pipes:
+                ask(mode, "recall", text)
+        time.sleep(SETTLE_S)
+        for mode in pipes:
+            ask(mode, "settle", 5 * SETTLE_S)
+        for text in warm[:HELPER_WARM]:
+            for mode in pipes:
+                ask(mode, "recall", text)
+        time.sleep(HELPER_START_S)
+        corpus = Corpus(seed=11)
+        times: dict[str, list[float]] = {}
+        for write in (False, True):
+            suffix = ", side by side" + (" after a write" if write else "")
+            for mode in pipes:
+                times[mode + suffix] = []
+            for i, text in enumerate(texts[: LOOP_TURNS if write else None]):
+                if write:
+                    title, body = corpus.record_text()
+                    for mode in pipes:
+                        ask(mode, "remember", title, body)
+                    time.sleep(LOOP_PAUSE_S)
+                for mode in ("hybrid", "lexical") if i % 2 == 0 else ("lexical", "hybrid"):
+                    times[mode + suffix].append(ask(mode, "recall", text))
+        for mode in pipes:
+            ask(mode, "close")
+    return times
+
+
+def _runtime_serving(state: Path, mode: str, model: str, pipe: Any) -> None:
+    """bench_side_by_side's runtime: opens ``state`` with ``recall = mode`` and answers
+    ``("recall", text)`` with the recall's time in ms, ``("remember", title, body)``,
+    ``("settle", limit_s)`` (settled()) and ``("close",)``."""
+    runtime = MetaRuntime.open(
+        state,
+        load_config_dict(
+            {
+                "memory": {"kind": "local_json"},
+                "agent_memory": {"recall": mode, "embedding_model": model, "index_worker": "process"},
+            }
+        ),
+    )
+    memory = runtime.agent_memory
+    assert memory is not None
+    while True:
+        message = pipe.recv()
+        if message[0] == "recall":
+            params = parse_recall(
+                {"identity": IDENTITY, "query_text": message[1]},
+                default_realm="default",
+                default_selection="contextual",
+                default_max=8,
+            )
+            start = time.perf_counter()
+            memory.recall(params)
+            pipe.send((time.perf_counter() - start) * 1000)
+        elif message[0] == "remember":
+            memory.remember(
+                parse_remember(
+                    {"identity": IDENTITY, "title": message[1], "body": message[2]}, default_realm="default"
+                )
+            )
+            pipe.send(None)
+        elif message[0] == "settle":
+            settled(memory, message[1])
+            pipe.send(None)
+        else:
+            runtime.close()
+            pipe.send(None)
+            return
+
+
 def settled(memory: AgentMemory, limit_s: float) -> None:
     """Wait (up to ``limit_s``: five times ``--settle``) until a static model's vocabulary is
     distilled: the thread that distils it takes the GIL beside every recall (66 s of it on a
@@ -359,6 +458,7 @@ def measure(args: argparse.Namespace, dsn: str | None) -> None:
                 sum(p.stat().st_size for p in realm_path.parent.glob(realm_path.name + "*")) - vector_bytes
             )
             beside = "the realm file and its recall index"
+            side_by_side = bench_side_by_side(state, args.queries)
         else:
             rate, vector_bytes = embed_all_postgres(schema_dsn, args.records)
             realm_bytes = _postgres_bytes(schema_dsn)
@@ -388,6 +488,17 @@ def measure(args: argparse.Namespace, dsn: str | None) -> None:
         f"{percentile(hybrid, 0.5) / percentile(lexical, 0.5):.2f}x / "
         f"{percentile(hybrid, 0.99) / percentile(lexical, 0.99):.2f}x"
     )
+    if schema_dsn is None:
+        for suffix, what in (("", "at rest"), (" after a write", "each after a remember of its own")):
+            lexical = side_by_side[f"lexical, side by side{suffix}"]
+            hybrid = side_by_side[f"hybrid, side by side{suffix}"]
+            console.print(
+                f"  a lexical and a hybrid runtime side by side, in turn, {what}: lexical p50 "
+                f"{percentile(lexical, 0.5):.2f} ms, p99 {percentile(lexical, 0.99):.2f} ms; hybrid p50 "
+                f"{percentile(hybrid, 0.5):.2f} ms, p99 {percentile(hybrid, 0.99):.2f} ms: "
+                f"{percentile(hybrid, 0.5) / percentile(lexical, 0.5):.2f}x / "
+                f"{percentile(hybrid, 0.99) / percentile(lexical, 0.99):.2f}x"
+            )
     console.print(
         f"embedding throughput: {rate:,.0f} records/s ({MODEL}, {os.cpu_count()} threads) against "
         f"{baseline:,.0f} one text at a time on one core (all-minilm-l6-v2-int8): {rate / baseline:.1f}x; vectors "
