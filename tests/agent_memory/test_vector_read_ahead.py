@@ -150,6 +150,31 @@ def test_reports_reach_each_realm_s_listener_once_and_one_that_fails_stops_none(
         worker.close()
 
 
+def test_a_closed_store_stops_listening_without_silencing_the_one_opened_after_it(
+    tmp_path: Path, eventually: Callable[..., bool]
+) -> None:
+    realm = tmp_path / "a.sqlite3"
+    report = json.dumps({"embedded": str(realm)}) + "\n"
+    helper = f"import os, sys, time\ntime.sleep(0.5)\nos.write(1, {report.encode()!r})\nsys.stdin.read()\n"
+    heard: list[str] = []
+
+    def closed() -> None:
+        heard.append("closed")
+
+    def opened() -> None:
+        heard.append("opened")
+
+    worker = IndexWorkerProcess([sys.executable, "-c", helper])
+    worker.listen(realm, closed)
+    worker.listen(realm, opened)  # the store opened on the file since
+    worker.unlisten(realm, closed)  # the first store closes after it
+    try:
+        worker.start()
+        assert eventually(lambda: heard == ["opened"], timeout_s=20)
+    finally:
+        worker.close()
+
+
 def test_a_report_the_pipe_has_no_room_for_is_dropped_not_waited_for(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -116,9 +116,12 @@ class IndexWorkerProcess:
         with self._lock:
             self._listeners[realm_path] = embedded
 
-    def unlisten(self, realm_path: Path) -> None:
+    def unlisten(self, realm_path: Path, embedded: Callable[[], None]) -> None:
+        """Stop calling ``embedded`` for ``realm_path`` (a store that has closed; one opened on
+        the same file since keeps its own)."""
         with self._lock:
-            self._listeners.pop(realm_path, None)
+            if self._listeners.get(realm_path) == embedded:
+                del self._listeners[realm_path]
 
     def _read_reports(self, stdout: IO[bytes]) -> None:
         """The helper's reports, until it exits (end-of-file): each realm it names is handed to

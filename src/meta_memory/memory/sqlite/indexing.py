@@ -117,7 +117,9 @@ class IndexWorkerLink(Protocol):
         ``realm_path``'s records up to its newest."""
         ...
 
-    def unlisten(self, realm_path: Path) -> None: ...
+    def unlisten(self, realm_path: Path, embedded: Callable[[], None]) -> None:
+        """Stop calling ``embedded`` for ``realm_path`` (if it is still the one listening)."""
+        ...
 
 
 class IndexKeeper:

@@ -1085,7 +1085,7 @@ class SqliteRealmStore:
     def close(self) -> None:
         """Close the store for good (its files too, if open). Safe to call twice."""
         if self._vector_spec is not None and self._index_worker is not None:
-            self._index_worker.unlisten(self.path)
+            self._index_worker.unlisten(self.path, self._read_ahead)
         with self._lock.idle():
             if self._closed:
                 return
