@@ -125,6 +125,15 @@ def vector_bytes(vector: np.ndarray) -> bytes:
     return stored
 
 
+@functools.cache
+def _compact(dim: int) -> np.dtype:
+    """A stored vector's layout (:func:`vector_bytes`): its float32 scale, then ``dim`` int8
+    components."""
+    import numpy as np
+
+    return np.dtype([("s", "<f4"), ("q", "i1", (dim,))])
+
+
 def decode_vectors(blobs: Sequence[bytes], dim: int) -> np.ndarray:
     """Stored vectors (:func:`vector_bytes`, or plain float32) as one float32 matrix, rows L2-normalized.
 
@@ -148,9 +157,7 @@ def _decoded(blobs: Sequence[bytes], dim: int) -> tuple[np.ndarray, np.ndarray |
     out = np.zeros((len(blobs), dim), dtype=np.float32)
     compact = [i for i, b in enumerate(blobs) if len(b) == dim + 4]
     if compact:
-        packed = np.frombuffer(
-            b"".join(bytes(blobs[i]) for i in compact), dtype=np.dtype([("s", "<f4"), ("q", "i1", (dim,))])
-        )
+        packed = np.frombuffer(b"".join(bytes(blobs[i]) for i in compact), dtype=_compact(dim))
         # A row's direction is its int8 components' (the scale only restores its length, and the
         # rows are normalized below), so the scale is not read: no overflow, whatever it is.
         out[compact] = packed["q"].astype(np.float32)
@@ -365,7 +372,7 @@ def decode_codes(blobs: Sequence[bytes], dim: int) -> np.ndarray | None:
         return None
     if not blobs:
         return np.zeros((0, dim), dtype=np.int8)
-    packed = np.frombuffer(b"".join(blobs), dtype=np.dtype([("s", "<f4"), ("q", "i1", (dim,))]))
+    packed = np.frombuffer(b"".join(blobs), dtype=_compact(dim))
     codes: np.ndarray = np.ascontiguousarray(packed["q"])
     return codes
 
