@@ -857,14 +857,9 @@ class SqliteRealmStore:
             upto = vectors.embedded_upto  # one read of the mark serves all below
             newest = self._newest_doc()
             if newest > upto:
-                if self._index_worker is None:
-                    vectors.catch_up(self._db, embedder, INLINE_EMBED_MAX)
-                    upto = vectors.embedded_upto  # moved
-                elif (now := time.monotonic()) - self._vectors_nudged_at >= VECTOR_NUDGE_GAP_S:
-                    # Writes nudge the indexing process; a realm just switched to hybrid (or to
-                    # another model) has none, so its reads do, while they rank lexically.
-                    self._vectors_nudged_at = now
-                    self._index_worker.nudge(self.path)
+                # Writes nudge the indexing process; a realm just switched to hybrid (or to another
+                # model) has none, so its reads do, while they rank lexically.
+                upto = self._ask_for_vectors(vectors, embedder, at_most_every=VECTOR_NUDGE_GAP_S)
             scoped = [vectors.scope(scope_id, upto) for scope_id in self._existing_scope_ids(scopes)]
         return ScopesSearch(lambda: scoped, (newest, upto))
 
@@ -906,14 +901,21 @@ class SqliteRealmStore:
             vectors = self._vectors
             if vectors is None:
                 return None
-            newest = self._newest_doc()
-            if nudge_with is not None and newest > vectors.embedded_upto:
-                if self._index_worker is None:
-                    vectors.catch_up(self._db, nudge_with, INLINE_EMBED_MAX)
-                else:
-                    self._vectors_nudged_at = time.monotonic()
-                    self._index_worker.nudge(self.path)
-            return newest, vectors.embedded_upto
+            newest, upto = self._newest_doc(), vectors.embedded_upto
+            if nudge_with is not None and newest > upto:
+                upto = self._ask_for_vectors(vectors, nudge_with, at_most_every=0.0)
+            return newest, upto
+
+    def _ask_for_vectors(self, vectors: VectorFile, embedder: Embedder, *, at_most_every: float) -> int:
+        """Ask for the vectors of the records past the mark (under the lock): without an indexing
+        process up to INLINE_EMBED_MAX of them are embedded here; otherwise the process is nudged,
+        at most every ``at_most_every`` seconds. The mark afterwards."""
+        if self._index_worker is None:
+            vectors.catch_up(self._db, embedder, INLINE_EMBED_MAX)
+        elif (now := time.monotonic()) - self._vectors_nudged_at >= at_most_every:
+            self._vectors_nudged_at = now
+            self._index_worker.nudge(self.path)
+        return vectors.embedded_upto
 
     def records_by_doc(self, docs: Sequence[int]) -> dict[int, Record]:
         if not docs:
