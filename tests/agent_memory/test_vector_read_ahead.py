@@ -175,6 +175,24 @@ def test_a_closed_store_stops_listening_without_silencing_the_one_opened_after_i
         worker.close()
 
 
+def test_the_helper_s_stdout_is_dev_null_and_its_reports_go_down_a_pipe_of_their_own(
+    hybrid_store: tuple[SqliteRealmStore, IndexWorkerProcess], eventually: Callable[..., bool]
+) -> None:
+    """Whatever the indexing process or a library in it prints is dropped, never mixed with the
+    reports nor raised where it was printed (a print into a full non-blocking pipe would be)."""
+    _, worker = hybrid_store
+    worker.start()
+    pid = worker.pid()
+    assert pid is not None
+    fds = Path(f"/proc/{pid}/fd")
+    assert eventually(lambda: os.readlink(fds / "1") == os.devnull, timeout_s=20)
+    proc = worker._proc
+    assert proc is not None and proc.stdout is not None
+    reports = os.readlink(f"/proc/self/fd/{proc.stdout.fileno()}")  # the pipe the gateway reads
+    assert reports.startswith("pipe:")
+    assert [fd.name for fd in fds.iterdir() if os.readlink(fd) == reports] not in ([], ["1"])
+
+
 def test_a_report_the_pipe_has_no_room_for_is_dropped_not_waited_for(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -309,7 +309,7 @@ def _reported(line: bytes) -> Path | None:
     return Path(path) if isinstance(path, str) else None
 
 
-_REPORTS_FD = 1  # the helper's stdout: the gateway's pipe (main makes writes to it non-blocking)
+_REPORTS_FD = 1  # the gateway's pipe (main moves it off stdout and makes its writes non-blocking)
 _embedders: dict[str, Any] = {}
 _runtime = "auto"  # the embedding runtime the gateway passed (main's argument)
 
@@ -429,14 +429,21 @@ def _step(
 
 
 def main() -> int:
-    global _runtime
+    global _runtime, _REPORTS_FD
     logging.basicConfig(level=logging.WARNING, format="meta-index-worker: %(levelname)s %(message)s")
     if len(sys.argv) > 1 and sys.argv[1] in ("auto", "numpy", "onnxruntime"):
         _runtime = sys.argv[1]
     with contextlib.suppress(OSError):  # not permitted here: run at normal priority
         os.nice(NICE)
     with contextlib.suppress(OSError):  # no stdout: reports are dropped (_report)
+        # The gateway's pipe carries reports only, written without blocking; whatever else this
+        # process or a library in it prints to stdout goes to /dev/null (a print into a full
+        # non-blocking pipe would raise where it was printed).
+        _REPORTS_FD = os.dup(1)
         os.set_blocking(_REPORTS_FD, False)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
     with contextlib.suppress(KeyboardInterrupt):  # the gateway's terminal got ^C too
         _serve(sys.stdin.fileno())
     return 0
