@@ -20,8 +20,10 @@ times a minute at most; after that the store indexes inline, as the library does
 When the gateway exits, the helper reads end-of-file and exits too.
 
 Once it has embedded a realm's records up to its newest (``recall = "hybrid"``), the helper says
-so on its stdout (one line naming the realm file, written without blocking; a report the pipe has
-no room for is dropped, the next one says the same) and the gateway's reader of those lines hands
+so down the pipe the gateway gave it as stdout (one line naming the realm file, written without
+blocking; a report the pipe has no room for is dropped, the next one says the same; stdout itself
+points at /dev/null, so nothing else printed reaches the pipe) and the gateway's reader of those
+lines hands
 it to the realm's store, which reads the new vectors into the matrices of the scopes it keeps
 (``SqliteRealmStore``'s read-ahead): the recall after a write finds them read, where it would
 otherwise decode and project them itself.
@@ -293,8 +295,8 @@ class _Realm:
 
 
 def _report(path: Path) -> None:
-    """Tell the gateway that ``path``'s records are embedded up to its newest (a line on stdout,
-    never waited for: dropped when the pipe is full, or when no gateway reads it)."""
+    """Tell the gateway that ``path``'s records are embedded up to its newest (a line down the
+    reports' pipe, never waited for: dropped when the pipe is full, or when no gateway reads it)."""
     with contextlib.suppress(OSError):  # BlockingIOError included
         os.write(_REPORTS_FD, json.dumps({"embedded": str(path)}).encode() + b"\n")
 
