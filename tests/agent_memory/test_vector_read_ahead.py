@@ -24,7 +24,12 @@ from meta_memory.clock import ManualClock
 from meta_memory.config import load_config_dict
 from meta_memory.memory.embedding import DEFAULT_MODEL, MODELS, load_embedder
 from meta_memory.memory.params import parse_recall, parse_remember
-from meta_memory.memory.recall.neighbours import ScopeVectors, decode_vectors
+from meta_memory.memory.recall.neighbours import (
+    READ_AHEAD_DOCS,
+    ScopeVectors,
+    decode_vectors,
+    read_ahead_copies,
+)
 from meta_memory.memory.records import APPLICATION, Scope
 from meta_memory.memory.sqlite import index_worker
 from meta_memory.memory.sqlite.index_worker import IndexWorkerProcess
@@ -117,6 +122,23 @@ def test_the_vectors_of_a_write_are_read_before_the_recall_after_it_asks(
         assert copy.mark == (search.progress[1],)
         assert np.array_equal(copy.docs, docs) and np.array_equal(copy.matrix, matrix)
     assert len(scoped[0].docs) == 3 and len(scoped[1].docs) == 1
+
+
+def test_a_read_ahead_brings_up_only_copies_of_the_same_vectors_a_bounded_way_behind() -> None:
+    """Which copies a read-ahead to a new mark reads into: on SQLite a mark is (up to,), on
+    PostgreSQL (generation, up to); a copy already there, ahead, of another generation or more
+    than READ_AHEAD_DOCS behind is left to its next read."""
+    empty = np.zeros((0, 4), dtype=np.float32)
+
+    def copies(*marks: tuple[int, ...]) -> dict[int, ScopeVectors]:
+        return {i: ScopeVectors(np.zeros(0, dtype=np.int64), empty, mark) for i, mark in enumerate(marks)}
+
+    upto, edge = 10_000, 10_000 - READ_AHEAD_DOCS
+    sqlite = copies((upto,), (upto - 1,), (edge,), (edge - 1,), (upto + 5,), (0,))
+    assert sorted(read_ahead_copies(sqlite, (upto,))) == [1, 2]
+    postgres = copies((3, upto - 1), (2, upto - 1), (3, upto), (3, edge), (3, edge - 1), (4, upto - 1))
+    assert sorted(read_ahead_copies(postgres, (3, upto))) == [0, 3]
+    assert read_ahead_copies({}, (upto,)) == {}
 
 
 def test_reports_reach_each_realm_s_listener_once_and_one_that_fails_stops_none(

@@ -43,10 +43,10 @@ import psycopg_pool
 from ...clock import Clock
 from ..priority import BACKGROUND_NICE, lower_this_thread
 from ..recall.neighbours import (
-    READ_AHEAD_DOCS,
     ScopeVectors,
     exact_search,
     extended,
+    read_ahead_copies,
     record_text,
     vector_bytes,
 )
@@ -150,16 +150,12 @@ class RealmVectors:
         bring the scope copies kept here up to the mark now (scopes holding records past their
         copy's mark read their new rows; the others take the mark), so that the recall after a
         write finds them read rather than decoding, projecting and appending its new vectors
-        itself. Copies of another generation, or more than READ_AHEAD_DOCS behind, are left to
-        their next read."""
+        itself. Copies of another generation, or too far behind (neighbours.read_ahead_copies),
+        are left to their next read."""
         mark = read_mark(conn, self.realm, self.model_id)
+        key = (mark.generation, mark.upto)
         with self._lock:
-            behind = {
-                scope_id: cached
-                for scope_id, cached in self._cache.items()
-                if cached.mark[0] == mark.generation
-                and mark.upto - READ_AHEAD_DOCS <= cached.mark[1] < mark.upto
-            }
+            behind = read_ahead_copies(self._cache, key)
         if not behind:
             return
         since = min(cached.mark[1] for cached in behind.values())
@@ -170,7 +166,6 @@ class RealmVectors:
                 (self.realm, since, mark.upto),
             )
         }
-        key = (mark.generation, mark.upto)
         for scope_id, cached in behind.items():
             if scope_id in written:
                 self._scope(conn, scope_id, mark)

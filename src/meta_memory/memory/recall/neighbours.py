@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import math
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -70,8 +70,8 @@ GROWTH_MIN = 256
 
 # A store reads a write's new vectors ahead of the next recall (the SQLite store on the indexing
 # process's report, PostgreSQL's on its embedding thread's) into the scope copies it keeps that are
-# at most this many docs behind the new mark; older ones are left to their next recall (a scope
-# not recalled for that long may never be again).
+# at most this many docs behind the new mark (read_ahead_copies); older ones are left to their next
+# recall (a scope not recalled for that long may never be again).
 READ_AHEAD_DOCS = 4096
 
 MIN_SIMILARITY = 0.3
@@ -95,6 +95,7 @@ __all__ = [
     "decode_vectors",
     "extended",
     "nearest",
+    "read_ahead_copies",
     "ready",
     "record_text",
     "vector_bytes",
@@ -297,6 +298,18 @@ def extended(
     if ann is None and ann_min is not None and len(docs) >= ann_min and ann_available():
         ann = ScopeAnn(dim)
     return ScopeVectors(docs, matrix, mark, ann, codes, sketch, room)
+
+
+def read_ahead_copies(copies: Mapping[int, ScopeVectors], mark: tuple[int, ...]) -> dict[int, ScopeVectors]:
+    """The scope copies (by scope id) a read-ahead to the store's new ``mark`` brings up: those of
+    the same vectors (every part of their mark but the last, the doc they are read up to, equal to
+    ``mark``'s: on PostgreSQL the generation) that are behind it by at most READ_AHEAD_DOCS docs."""
+    upto, same = mark[-1], mark[:-1]
+    return {
+        scope_id: copy
+        for scope_id, copy in copies.items()
+        if copy.mark[:-1] == same and upto - READ_AHEAD_DOCS <= copy.mark[-1] < upto
+    }
 
 
 def exact_search(vectors: ScopeVectors) -> ExactSearch:

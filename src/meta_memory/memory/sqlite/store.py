@@ -29,7 +29,7 @@ from ...errors import InternalError, PurgeIncomplete, StoreCorrupt, WriteRefused
 from ...storage.layout import StateLayout
 from ..codec import dumps, record_from_row, record_values, wire_json
 from ..purge import PurgeReceipt, PurgeTarget
-from ..recall.neighbours import READ_AHEAD_DOCS, ScopesSearch
+from ..recall.neighbours import ScopesSearch
 from ..records import (
     Author,
     Record,
@@ -877,7 +877,7 @@ class SqliteRealmStore:
             if self._closed or not self._files_open or vectors is None:
                 return
             upto = vectors.embedded_upto
-            since = vectors.kept_since(upto, upto - READ_AHEAD_DOCS)
+            since = vectors.oldest_behind(upto)
             if since is None:
                 return
             written = {
@@ -886,7 +886,7 @@ class SqliteRealmStore:
                     "SELECT DISTINCT scope_id FROM records WHERE doc > ? AND doc <= ?", (since, upto)
                 )
             }
-            vectors.read_ahead(upto, since, written)
+            vectors.read_ahead(upto, written)
 
     def _newest_doc(self) -> int:
         """The realm's highest doc (its newest record), 0 without any (under the lock)."""

@@ -33,6 +33,7 @@ from ..recall.neighbours import (
     ScopeVectors,
     exact_search,
     extended,
+    read_ahead_copies,
     record_text,
     vector_bytes,
 )
@@ -261,30 +262,24 @@ class VectorFile:
         """Whether any scope's copy is kept here (a read-ahead has something to bring up)."""
         return bool(self._cache)
 
-    def kept_since(self, upto: int, floor: int) -> int | None:
-        """The oldest mark, at least ``floor`` and below ``upto``, of the scopes' copies kept here
-        (:meth:`read_ahead`'s ``since``); ``None`` when no copy is in that range."""
+    def oldest_behind(self, upto: int) -> int | None:
+        """The oldest mark of the scope copies kept here that a read-ahead to ``upto`` brings up
+        (neighbours.read_ahead_copies); ``None`` when there are none."""
         with self._lock:
-            return min((m for c in self._cache.values() if floor <= (m := c.mark[0]) < upto), default=None)
+            return min((c.mark[0] for c in read_ahead_copies(self._cache, (upto,)).values()), default=None)
 
-    def read_ahead(self, upto: int, since: int, written: Collection[int]) -> int:
-        """Bring the kept scopes' copies marked ``since`` or later up to ``upto``, as a read at
-        ``upto`` would (:meth:`scope`), before a recall asks: ``written`` are the scopes that hold
-        records of docs ``since`` < doc <= ``upto`` (the realm's, read under the store's lock that
-        the caller holds, as for a read); a copy of any other scope only takes the new mark (it
-        has no rows past its own). How many copies were read into."""
-        read = 0
+    def read_ahead(self, upto: int, written: Collection[int]) -> None:
+        """Bring the scope copies kept here up to ``upto`` (those neighbours.read_ahead_copies
+        chooses), as a read at ``upto`` would (:meth:`scope`), before a recall asks: ``written``
+        are the scopes holding records past the oldest of their marks (read by the caller under the
+        store's lock, as for a read); a copy of any other scope only takes the new mark (it has no
+        rows past its own)."""
         with self._lock:
-            for scope_id, cached in list(self._cache.items()):
-                mark = cached.mark[0]
-                if not since <= mark < upto:
-                    continue
+            for scope_id, cached in read_ahead_copies(self._cache, (upto,)).items():
                 if scope_id in written:
                     self._extend(scope_id, cached, upto)
-                    read += 1
                 else:
                     self._cache[scope_id] = replace(cached, mark=(upto,))
-        return read
 
     def purge_docs(self, docs: Collection[tuple[int, int]], newest_doc: int) -> int:
         """Delete the vectors of purged records ((doc, scope_id) each), bring ``embedded_upto``
