@@ -52,7 +52,7 @@ from rich.console import Console
 from agent_memory import OUT, Corpus, StdioGateway, percentile
 from meta_memory.config import load_config_dict
 from meta_memory.memory.embedding import BACKGROUND_NICE, DEFAULT_MODEL, load_embedder
-from meta_memory.memory.params import parse_recall, parse_remember
+from meta_memory.memory.params import RecallParams, parse_recall, parse_remember
 from meta_memory.memory.recall.ann import PROBES_MIN
 from meta_memory.memory.recall.neighbours import record_text
 from meta_memory.memory.recall.provider import LexicalRecallProvider
@@ -173,6 +173,25 @@ def embed_all_postgres(dsn: str, records: int) -> tuple[float, int]:
     return rate, int(size)
 
 
+def open_runtime(state: Path, mode: str, model: str, dsn: str | None = None) -> MetaRuntime:
+    """A runtime on ``state`` (or on PostgreSQL at ``dsn``) recalling by ``mode`` with ``model``,
+    its indexing process a process of its own, as a served gateway's is."""
+    agent_memory = {"recall": mode, "embedding_model": model, "index_worker": "process", **stored(dsn)}
+    return MetaRuntime.open(
+        state, load_config_dict({"memory": {"kind": "local_json"}, "agent_memory": agent_memory})
+    )
+
+
+def recall_params(text: str) -> RecallParams:
+    """The benchmark identity's contextual recall of ``text``, 8 records, as a turn asks it."""
+    return parse_recall(
+        {"identity": IDENTITY, "query_text": text},
+        default_realm="default",
+        default_selection="contextual",
+        default_max=8,
+    )
+
+
 def queries(corpus: Corpus, n: int, rng: random.Random) -> list[str]:
     return ["what about " + " ".join(rng.sample(corpus.words(30), 4)) + "?" for _ in range(n)]
 
@@ -190,34 +209,13 @@ def bench_recall(state: Path, n: int, dsn: str | None = None) -> dict[str, list[
     corpus = Corpus(seed=11)
     times: dict[str, list[float]] = {}
     for mode in ("lexical", "hybrid"):
-        runtime = MetaRuntime.open(
-            state,
-            load_config_dict(
-                {
-                    "memory": {"kind": "local_json"},
-                    "agent_memory": {
-                        "recall": mode,
-                        "embedding_model": MODEL,
-                        "index_worker": "process",
-                        **stored(dsn),
-                    },
-                }
-            ),
-        )
+        runtime = open_runtime(state, mode, MODEL, dsn)
         memory = runtime.agent_memory
         assert memory is not None
         # Warm the caches (the scope's vector matrix, the index pages) and ask a large scope the
         # queries its graph's build is checked with (recall/ann.py PROBES_MIN), then settle: the
         # indexing process's start (a model load, a merge) and a graph's build are not the query's.
-        warm = [
-            parse_recall(
-                {"identity": IDENTITY, "query_text": text},
-                default_realm="default",
-                default_selection="contextual",
-                default_max=8,
-            )
-            for text in (texts * 2)[: PROBES_MIN + 36]
-        ]
+        warm = [recall_params(text) for text in (texts * 2)[: PROBES_MIN + 36]]
         for params in warm:
             memory.recall(params)
         time.sleep(SETTLE_S)
@@ -239,12 +237,7 @@ def bench_recall(state: Path, n: int, dsn: str | None = None) -> dict[str, list[
                         )
                     )
                     time.sleep(LOOP_PAUSE_S)
-                params = parse_recall(
-                    {"identity": IDENTITY, "query_text": text},
-                    default_realm="default",
-                    default_selection="contextual",
-                    default_max=8,
-                )
+                params = recall_params(text)
                 start = time.perf_counter()
                 memory.recall(params)
                 times[key].append((time.perf_counter() - start) * 1000)
@@ -311,26 +304,13 @@ def _runtime_serving(state: Path, mode: str, model: str, pipe: Any) -> None:
     """bench_side_by_side's runtime: opens ``state`` with ``recall = mode`` and answers
     ``("recall", text)`` with the recall's time in ms, ``("remember", title, body)``,
     ``("settle", limit_s)`` (settled()) and ``("close",)``."""
-    runtime = MetaRuntime.open(
-        state,
-        load_config_dict(
-            {
-                "memory": {"kind": "local_json"},
-                "agent_memory": {"recall": mode, "embedding_model": model, "index_worker": "process"},
-            }
-        ),
-    )
+    runtime = open_runtime(state, mode, model)
     memory = runtime.agent_memory
     assert memory is not None
     while True:
         message = pipe.recv()
         if message[0] == "recall":
-            params = parse_recall(
-                {"identity": IDENTITY, "query_text": message[1]},
-                default_realm="default",
-                default_selection="contextual",
-                default_max=8,
-            )
+            params = recall_params(message[1])
             start = time.perf_counter()
             memory.recall(params)
             pipe.send((time.perf_counter() - start) * 1000)
@@ -367,12 +347,7 @@ def _alternating(memory: AgentMemory, texts: list[str]) -> dict[str, list[float]
     times: dict[str, list[float]] = {f"{mode}, alternating": [] for mode in providers}
     try:
         for i, text in enumerate(texts):
-            params = parse_recall(
-                {"identity": IDENTITY, "query_text": text},
-                default_realm="default",
-                default_selection="contextual",
-                default_max=8,
-            )
+            params = recall_params(text)
             for mode in ("hybrid", "lexical") if i % 2 == 0 else ("lexical", "hybrid"):
                 memory.provider = providers[mode]
                 start = time.perf_counter()
