@@ -152,6 +152,8 @@ class RealmVectors:
         write finds them read rather than decoding, projecting and appending its new vectors
         itself. Copies of another generation, or too far behind (neighbours.read_ahead_copies),
         are left to their next read."""
+        if not self._cache:  # nothing to read ahead into: not even the mark read
+            return
         mark = read_mark(conn, self.realm, self.model_id)
         key = (mark.generation, mark.upto)
         with self._lock:
